@@ -1,0 +1,209 @@
+"""The `appliance` command: setup, serve, check, reset-password.
+
+Every failure a person can cause (setup twice, an unwritable data dir, a port in
+use, a bad endpoint, a bad config key) is one line on stderr saying what and
+where, and a non-zero exit; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+
+from . import __version__, config
+from .errors import ApplianceError, ConfigError
+
+CONFIG_ENV = "APPLIANCE_CONFIG"
+
+
+def _load_settings(args) -> config.Settings:
+    path = args.config or os.environ.get(CONFIG_ENV) or None
+    environ = {k: v for k, v in os.environ.items() if k != CONFIG_ENV}
+    settings = config.load(path, environ)
+    if args.data_dir:
+        settings.server.data_dir = args.data_dir
+    return settings
+
+
+def _read_password(args, prompt: str = "Password: ") -> str:
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise ApplianceError("no password on standard input")
+        return password
+    if not sys.stdin.isatty():
+        raise ApplianceError("give the password with --password-stdin (standard input is not a terminal)")
+    first = getpass.getpass(prompt)
+    if first != getpass.getpass("Repeat the password: "):
+        raise ApplianceError("the two passwords differ")
+    return first
+
+
+def _run_core(settings: config.Settings, work) -> int:
+    """Build the core on a reactor, run `work(core)` (a coroutine function), stop."""
+    from twisted.internet import defer, task
+
+    from .core import build_core
+
+    outcome: dict[str, object] = {}
+
+    async def main(reactor):
+        core = build_core(settings, reactor)
+        try:
+            outcome["value"] = await work(core)
+        except ApplianceError as e:
+            outcome["error"] = e
+        finally:
+            core.threads.stop()
+            core.store.close()
+
+    try:
+        task.react(lambda reactor: defer.Deferred.fromCoroutine(main(reactor)))
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return 0
+
+
+def cmd_setup(args) -> int:
+    settings = _load_settings(args)
+    password = _read_password(args)
+
+    async def work(core):
+        created = await core.organisations.initialize(args.org, args.username, args.email, password)
+        print(
+            f"Set up organisation {args.org!r} (subdomain {created.subdomain}) with admin {args.username!r}.\n"
+            f"Data dir: {settings.data_path}\nStart the daemon with: appliance serve"
+            + (f" --data-dir {args.data_dir}" if args.data_dir else "")
+        )
+
+    return _run_core(settings, work)
+
+
+def cmd_reset_password(args) -> int:
+    settings = _load_settings(args)
+    if not settings.data_path.joinpath("appliance.db").exists():
+        raise ConfigError(f"data dir {settings.data_path}: no database (run `appliance setup` first)")
+    password = _read_password(args, "New password: ")
+
+    async def work(core):
+        await core.profiles.set_password(args.username, password, by="the appliance command")
+        print(f"Password of {args.username!r} changed.")
+
+    return _run_core(settings, work)
+
+
+def cmd_check(args) -> int:
+    from twisted.internet import reactor
+
+    from .core.datadir import DataDir
+    from .service import parse_endpoint
+
+    problems: list[str] = []
+    try:
+        settings = _load_settings(args)
+    except ConfigError as e:
+        print(f"appliance: {e}", file=sys.stderr)
+        return 1
+    for what in ("http", "sftp", "ftp"):
+        for description in getattr(settings.listen, what):
+            try:
+                parse_endpoint(reactor, description, what)
+            except ConfigError as e:
+                problems.append(str(e))
+    problems.extend(DataDir(settings.data_path).problems())
+    for root in settings.sources.local_roots:
+        if not os.path.isdir(root):
+            problems.append(f"[sources] local_roots: {root} is not a folder")
+    if problems:
+        for problem in problems:
+            print(f"problem: {problem}", file=sys.stderr)
+        return 1
+    print(f"ok: config {settings.source_file or '(built-in defaults)'}, data dir {settings.data_path}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from twisted.internet import reactor
+    from twisted.logger import globalLogBeginner, textFileLogObserver
+
+    from .service import build_service
+
+    settings = _load_settings(args)
+    for what in ("http", "sftp", "ftp"):
+        override = getattr(args, what)
+        if override:
+            setattr(settings.listen, what, override)
+    daemon = build_service(settings, reactor)
+    globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stdout)], redirectStandardIO=False)
+    exit_code = {"code": 0}
+
+    async def start():
+        daemon.startService()
+        reactor.addSystemEventTrigger("before", "shutdown", daemon.stopService)
+        try:
+            await daemon.ready()
+        except ConfigError as e:
+            print(f"appliance: {e}", file=sys.stderr, flush=True)
+            exit_code["code"] = 1
+            reactor.stop()
+
+    from twisted.internet import defer
+
+    reactor.callWhenRunning(lambda: defer.Deferred.fromCoroutine(start()))
+    reactor.run()
+    return exit_code["code"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="appliance", description="The file-transfer portal appliance: SFTP, FTP and a web console."
+    )
+    parser.add_argument("--version", action="version", version=f"appliance {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sub):
+        sub.add_argument("--config", metavar="FILE", help=f"TOML config file (default: ${CONFIG_ENV} or built-in)")
+        sub.add_argument("--data-dir", metavar="DIR", help="data dir (overrides [server] data_dir)")
+
+    setup = commands.add_parser("setup", help="first run: create the first organisation and its admin")
+    common(setup)
+    setup.add_argument("--org", required=True, help="organisation name")
+    setup.add_argument("--username", required=True)
+    setup.add_argument("--email", required=True)
+    setup.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    setup.set_defaults(handler=cmd_setup)
+
+    serve = commands.add_parser("serve", help="run the daemon in the foreground")
+    common(serve)
+    for what in ("http", "sftp", "ftp"):
+        serve.add_argument(
+            f"--{what}", action="append", metavar="EP", help=f"{what.upper()} listener (Twisted endpoint; repeatable)"
+        )
+    serve.set_defaults(handler=cmd_serve)
+
+    check = commands.add_parser("check", help="validate the config and the data dir")
+    common(check)
+    check.set_defaults(handler=cmd_check)
+
+    reset = commands.add_parser("reset-password", help="set a profile's password")
+    common(reset)
+    reset.add_argument("username")
+    reset.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    reset.set_defaults(handler=cmd_reset_password)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ApplianceError as e:
+        print(f"appliance: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,206 @@
+"""Settings: a TOML file, then APPLIANCE_<SECTION>_<KEY> environment overrides.
+
+Every key has a default (the embedded default `make run` uses: data in ./var,
+HTTP on 127.0.0.1:8000, SFTP on 2222, FTP on 2121). Unknown sections or keys and
+values of the wrong type are refused with a message naming the key and where it
+came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+
+ENV_PREFIX = "APPLIANCE_"
+
+
+@dataclass
+class ServerSettings:
+    data_dir: str = "var"
+    public_hostname: str = "localhost"
+    allow_signup: bool = False
+    trial_days: int = 14
+
+
+@dataclass
+class ListenSettings:
+    http: list[str] = field(default_factory=lambda: ["tcp:8000:interface=127.0.0.1"])
+    sftp: list[str] = field(default_factory=lambda: ["tcp:2222"])
+    ftp: list[str] = field(default_factory=lambda: ["tcp:2121"])
+
+
+@dataclass
+class FtpSettings:
+    passive_ports: str = "30000-30100"
+    masquerade_address: str = ""
+    idle_timeout: int = 600  # seconds a control connection may sit idle
+    transfer_timeout: int = 300  # seconds a data connection may stall
+
+
+@dataclass
+class SftpSettings:
+    max_sessions_per_connection: int = 10
+    max_open_handles: int = 256
+    login_grace_time: int = 60  # seconds to authenticate before the connection is dropped
+
+
+@dataclass
+class SecuritySettings:
+    bcrypt_rounds: int = 12
+
+
+@dataclass
+class MailSettings:
+    allow_loopback: bool = False
+
+
+@dataclass
+class SourcesSettings:
+    allow_loopback: bool = False
+    local_roots: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SmtpSettings:
+    host: str = "localhost"
+    port: int = 25
+    starttls: bool = False
+    username: str = ""
+    password: str = ""
+    sender: str = "portal@localhost"
+
+
+@dataclass
+class Settings:
+    server: ServerSettings = field(default_factory=ServerSettings)
+    listen: ListenSettings = field(default_factory=ListenSettings)
+    ftp: FtpSettings = field(default_factory=FtpSettings)
+    sftp: SftpSettings = field(default_factory=SftpSettings)
+    security: SecuritySettings = field(default_factory=SecuritySettings)
+    mail: MailSettings = field(default_factory=MailSettings)
+    sources: SourcesSettings = field(default_factory=SourcesSettings)
+    smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    source_file: str | None = None  # where the TOML came from, for messages
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.server.data_dir).expanduser().absolute()
+
+    def passive_port_range(self) -> range:
+        """The FTP passive range as a range object (validated in `load`)."""
+        low, high = _parse_port_range(self.ftp.passive_ports, "[ftp] passive_ports")
+        return range(low, high + 1)
+
+
+def _parse_port_range(text: str, where: str) -> tuple[int, int]:
+    try:
+        low_s, high_s = text.split("-", 1)
+        low, high = int(low_s), int(high_s)
+    except ValueError:
+        raise ConfigError(f"{where}: expected a range like 30000-30100, got {text!r}") from None
+    if not (1024 <= low <= high <= 65535):
+        raise ConfigError(f"{where}: {text!r} must be two ports from 1024 to 65535, low first")
+    return low, high
+
+
+def _coerce(value, default, where: str):
+    """Turn a TOML or environment value into the type of the key's default."""
+    kind = type(default)
+    if isinstance(value, str) and kind is not str:
+        text = value.strip()
+        if kind is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        if kind is int:
+            try:
+                return int(text)
+            except ValueError:
+                raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
+        if kind is list:
+            if text.startswith("["):
+                try:
+                    return _coerce(tomllib.loads(f"v = {text}")["v"], default, where)
+                except tomllib.TOMLDecodeError as e:
+                    raise ConfigError(f"{where}: not a list: {e}") from None
+            return [part.strip() for part in text.split(",") if part.strip()]
+    if kind is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{where}: expected a whole number, got {value!r}")
+    if kind is str and not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    if kind is list:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+    return value
+
+
+def _section_fields(settings: Settings) -> dict[str, object]:
+    return {
+        f.name: getattr(settings, f.name)
+        for f in dataclasses.fields(settings)
+        if dataclasses.is_dataclass(getattr(settings, f.name))
+    }
+
+
+def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Read the TOML file (if any), apply environment overrides, validate."""
+    environ = os.environ if environ is None else environ
+    settings = Settings()
+    sections = _section_fields(settings)
+    if path is not None:
+        settings.source_file = str(path)
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: config file not found") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+        for section_name, values in data.items():
+            section = sections.get(section_name)
+            if section is None or not isinstance(values, dict):
+                known = ", ".join(f"[{s}]" for s in sections)
+                raise ConfigError(f"{path}: unknown section [{section_name}] (known: {known})")
+            for key, value in values.items():
+                where = f"{path}: [{section_name}] {key}"
+                if not hasattr(section, key):
+                    raise ConfigError(f"{where}: unknown key")
+                setattr(section, key, _coerce(value, getattr(section, key), where))
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        rest = name[len(ENV_PREFIX) :].lower()
+        section_name, _, key = rest.partition("_")
+        section = sections.get(section_name)
+        if section is None or not key or not hasattr(section, key):
+            raise ConfigError(f"environment variable {name}: no such setting")
+        setattr(section, key, _coerce(value, getattr(section, key), f"environment variable {name}"))
+    _validate(settings)
+    return settings
+
+
+def _validate(settings: Settings) -> None:
+    origin = settings.source_file or "settings"
+    _parse_port_range(settings.ftp.passive_ports, f"{origin}: [ftp] passive_ports")
+    if not 4 <= settings.security.bcrypt_rounds <= 16:
+        raise ConfigError(f"{origin}: [security] bcrypt_rounds must be from 4 to 16")
+    for name in ("http", "sftp", "ftp"):
+        for endpoint in getattr(settings.listen, name):
+            if not endpoint.strip():
+                raise ConfigError(f"{origin}: [listen] {name}: an empty endpoint string")
+    for root in settings.sources.local_roots:
+        if not os.path.isabs(root):
+            raise ConfigError(f"{origin}: [sources] local_roots: {root!r} is not an absolute path")

@@ -1,0 +1,63 @@
+"""The domain: every rule of the appliance, called by every front end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..store import Store
+from ..threads import Threads
+from .audit import AuditLog
+from .auth import AuthService
+from .datadir import DataDir
+from .files import FilesService
+from .files.quota import QuotaTracker
+from .organisations import Organisations, Profiles
+from .passwords import Passwords
+from .throttle import LoginThrottle
+
+
+@dataclass
+class Core:
+    """The core services, built once by the composition root and handed to front ends."""
+
+    settings: Settings
+    reactor: object
+    data_dir: DataDir
+    threads: Threads
+    store: Store
+    audit: AuditLog
+    passwords: Passwords
+    auth: AuthService
+    organisations: Organisations
+    profiles: Profiles
+    files: FilesService
+
+
+def build_core(settings: Settings, reactor) -> Core:
+    """Prepare the data dir, open and migrate the database, wire the services.
+
+    Synchronous on purpose: it runs once before any listener accepts a connection.
+    """
+    data_dir = DataDir(settings.data_path)
+    data_dir.prepare()
+    threads = Threads(reactor)
+    threads.start()
+    store = Store(data_dir.database, threads)
+    store.open()
+    audit = AuditLog(store)
+    passwords = Passwords(threads, settings.security.bcrypt_rounds)
+    auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
+    return Core(
+        settings=settings,
+        reactor=reactor,
+        data_dir=data_dir,
+        threads=threads,
+        store=store,
+        audit=audit,
+        passwords=passwords,
+        auth=auth,
+        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
+        profiles=Profiles(store, passwords, audit, reactor),
+        files=FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path),
+    )

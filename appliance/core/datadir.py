@@ -1,0 +1,121 @@
+"""The data dir: database, SSH host keys, the token-signing secret, the key that
+encrypts secrets at rest, and the default local sources. Created on first use
+(mode 0750, key files 0600) and kept across restarts."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from ..errors import ConfigError
+
+HOST_KEY_TYPES = ("ed25519", "ecdsa", "rsa")
+
+
+def _generate_host_key(kind: str) -> bytes:
+    if kind == "ed25519":
+        key = ed25519.Ed25519PrivateKey.generate()
+    elif kind == "ecdsa":
+        key = ec.generate_private_key(ec.SECP256R1())
+    else:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.NoEncryption(),
+    )
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write a secret file atomically with mode 0600."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+@dataclass
+class DataDir:
+    path: Path
+
+    @property
+    def database(self) -> Path:
+        return self.path / "appliance.db"
+
+    @property
+    def files(self) -> Path:
+        """Where default local sources live."""
+        return self.path / "files"
+
+    def host_key_path(self, kind: str) -> Path:
+        return self.path / "ssh" / f"ssh_host_{kind}_key"
+
+    def prepare(self) -> None:
+        """Create what is missing; raise ConfigError saying what is wrong."""
+        try:
+            self.path.mkdir(mode=0o750, parents=True, exist_ok=True)
+            (self.path / "ssh").mkdir(mode=0o700, exist_ok=True)
+            self.files.mkdir(mode=0o750, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"data dir {self.path}: cannot create it: {e.strerror}") from None
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise ConfigError(f"data dir {self.path}: not writable by this user")
+        for kind in HOST_KEY_TYPES:
+            path = self.host_key_path(kind)
+            if not path.exists():
+                _write_private(path, _generate_host_key(kind))
+        for name, make in (
+            ("token.key", lambda: secrets.token_hex(32).encode()),
+            ("secrets.key", Fernet.generate_key),
+        ):
+            if not (self.path / name).exists():
+                _write_private(self.path / name, make())
+
+    def problems(self) -> list[str]:
+        """What `appliance check` reports about this data dir (no changes made)."""
+        found = []
+        if not self.path.exists():
+            return [f"data dir {self.path}: does not exist (run `appliance setup`)"]
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            found.append(f"data dir {self.path}: not writable by this user")
+        for name in [f"ssh/ssh_host_{k}_key" for k in HOST_KEY_TYPES] + ["token.key", "secrets.key"]:
+            path = self.path / name
+            if not path.exists():
+                found.append(f"{path}: missing (it is created on the next start)")
+            elif path.stat().st_mode & 0o077:
+                found.append(f"{path}: readable by others; run chmod 600 {path}")
+        if not self.database.exists():
+            found.append(f"{self.database}: no database yet (run `appliance setup`)")
+        return found
+
+    def host_keys(self) -> dict[str, bytes]:
+        return {kind: self.host_key_path(kind).read_bytes() for kind in HOST_KEY_TYPES}
+
+    def token_secret(self) -> bytes:
+        return (self.path / "token.key").read_bytes().strip()
+
+    def secret_box(self) -> SecretBox:
+        return SecretBox((self.path / "secrets.key").read_bytes().strip())
+
+
+class SecretBox:
+    """Encrypts secrets at rest (source and mailbox passwords) with the data dir's key."""
+
+    def __init__(self, key: bytes):
+        self._fernet = Fernet(key)
+
+    def encrypt(self, plaintext: str) -> str:
+        return self._fernet.encrypt(plaintext.encode()).decode()
+
+    def decrypt(self, token: str) -> str:
+        return self._fernet.decrypt(token.encode()).decode()

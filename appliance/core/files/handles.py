@@ -1,0 +1,234 @@
+"""Open files: a reader with read-ahead and a writer that uploads to a temporary
+name and renames it into place only when the upload completes.
+
+Both keep per-request work on the reactor to slicing and appending bytes: disk
+I/O happens in large chunks on the work pool, so one thread hop serves many
+protocol packets.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+
+from twisted.internet.defer import DeferredLock
+
+from ...errors import ApplianceError, Invalid
+from ...threads import Threads
+from .quota import Limits
+from .tree import Location, os_error
+
+READ_AHEAD = 1 << 20  # bytes fetched per disk read for sequential readers
+WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
+
+
+class Reader:
+    def __init__(
+        self,
+        threads: Threads,
+        fd: int,
+        path: str,
+        size: int,
+        on_close: Callable[[int], Awaitable[None]],
+    ):
+        self._threads = threads
+        self._fd = fd
+        self.path = path
+        self.size = size
+        self._on_close = on_close
+        self._lock = DeferredLock()
+        self._window = b""
+        self._window_start = 0
+        self.bytes_read = 0
+        self.reads = 0
+        self._closed = False
+
+    def fileno(self) -> int:
+        return self._fd
+
+    async def read(self, offset: int, length: int) -> bytes:
+        """Up to `length` bytes at `offset`; b"" at end of file."""
+        if self._closed:
+            raise Invalid("The file is closed.")
+        if offset < 0 or length < 0:
+            raise Invalid("A negative offset or length.")
+        self.reads += 1
+        start = offset - self._window_start
+        if 0 <= start and offset + length <= self._window_start + len(self._window):
+            data = self._window[start : start + length]
+        else:
+            await self._lock.acquire()
+            try:
+                data = await self._fetch(offset, length)
+            finally:
+                self._lock.release()
+        self.bytes_read += len(data)
+        return data
+
+    async def _fetch(self, offset: int, length: int) -> bytes:
+        start = offset - self._window_start
+        if 0 <= start and offset + length <= self._window_start + len(self._window):
+            return self._window[start : start + length]  # filled while we waited
+        want = max(length, READ_AHEAD)
+        try:
+            chunk = await self._threads.work(os.pread, self._fd, want, offset)
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        self._window, self._window_start = chunk, offset
+        return chunk[:length]
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        os.close(self._fd)
+        self._window = b""
+        await self._on_close(self.bytes_read)
+
+
+def _pwrite_all(fd: int, data: bytearray, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view = view[written:]
+        offset += written
+
+
+class Writer:
+    """An upload in progress. `commit` makes it visible; `abort` leaves no trace."""
+
+    def __init__(
+        self,
+        threads: Threads,
+        location: Location,
+        temp_name: str,
+        fd: int,
+        start_size: int,
+        limits: Limits,
+        replaced: int | None,
+        commit: Callable[[Writer], Awaitable[None]],
+    ):
+        self._threads = threads
+        self.location = location
+        self.temp_name = temp_name
+        self._fd = fd
+        self.size = start_size  # logical size: the highest byte written so far
+        self._limits = limits
+        self.replaced = replaced  # size of the file this upload replaces, None if new
+        self._commit = commit
+        self._buffer = bytearray()
+        self._buffer_start = 0
+        self._lock = DeferredLock()
+        self.times: tuple[float, float] | None = None
+        self.bytes_written = 0
+        self._error: ApplianceError | None = None
+        self._done = False
+
+    @property
+    def path(self) -> str:
+        return self.location.path
+
+    async def write(self, offset: int, data: bytes) -> None:
+        if self._done:
+            raise Invalid("The upload is already finished.")
+        if self._error is not None:
+            raise self._error
+        if offset < 0:
+            raise Invalid("A negative offset.")
+        end = offset + len(data)
+        if end > self.size:
+            try:
+                self._limits.grow(end - self.size, self.replaced or 0)
+            except ApplianceError as e:
+                self._error = e
+                raise
+            self.size = end
+        self.bytes_written += len(data)
+        if self._buffer and offset == self._buffer_start + len(self._buffer):
+            self._buffer += data
+        else:
+            await self._flush()
+            self._buffer_start = offset
+            self._buffer = bytearray(data)
+        if len(self._buffer) >= WRITE_BUFFER:
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self._buffer:
+            return
+        data, offset = self._buffer, self._buffer_start
+        self._buffer = bytearray()
+        await self._lock.acquire()
+        try:
+            if self._error is None:
+                await self._threads.work(_pwrite_all, self._fd, data, offset)
+        except OSError as e:
+            self._error = os_error(e, self.path)
+        finally:
+            self._lock.release()
+        if self._error is not None:
+            raise self._error
+
+    def set_times(self, atime: float, mtime: float) -> None:
+        """Times to stamp on the file when it is committed (scp -p, sftp put -p)."""
+        self.times = (atime, mtime)
+
+    async def commit(self) -> None:
+        """Flush, fsync, rename into place, and record the upload."""
+        if self._done:
+            return
+        try:
+            await self._flush()
+            await self._lock.acquire()
+            try:
+                await self._threads.work(self._finish_on_disk)
+            finally:
+                self._lock.release()
+        except OSError as e:
+            await self.abort()
+            raise os_error(e, self.path) from None
+        except BaseException:
+            await self.abort()
+            raise
+        self._done = True
+        self._limits.release(self.size)
+        self._limits.committed(self.size, self.replaced)
+        self.location.close()
+        await self._commit(self)
+
+    def _finish_on_disk(self) -> None:
+        os.fsync(self._fd)
+        if self.times is not None:
+            os.utime(self._fd, self.times)
+        os.close(self._fd)
+        self._fd = -1
+        os.rename(
+            self.temp_name,
+            self.location.name,
+            src_dir_fd=self.location.dir_fd,
+            dst_dir_fd=self.location.dir_fd,
+        )
+        os.fsync(self.location.dir_fd)
+
+    async def abort(self) -> None:
+        """Drop the upload: remove the temporary file; the real name is untouched."""
+        if self._done:
+            return
+        self._done = True
+        self._buffer = bytearray()
+        self._limits.release(self.size)
+        await self._lock.acquire()
+        try:
+            await self._threads.work(self._remove_on_disk)
+        finally:
+            self._lock.release()
+            self.location.close()
+
+    def _remove_on_disk(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        try:
+            os.unlink(self.temp_name, dir_fd=self.location.dir_fd)
+        except FileNotFoundError:
+            pass

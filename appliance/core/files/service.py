@@ -1,0 +1,420 @@
+"""The files service: one profile's view of its source, the same for every protocol.
+
+A FileSession is what SFTP, FTP, HTTP and mailboxes call. It confines every path
+to the profile's home (see tree.py), checks the profile's permissions and quota,
+uploads through temporary files (handles.py), and writes one audit row per
+transfer and change. Nothing here runs disk work on the reactor.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from twisted.logger import Logger
+
+from ...errors import AlreadyExists, Invalid, NotFound, PermissionDenied, Unavailable
+from ...models import Source
+from ...threads import Threads
+from ..audit import PROTOCOL_NAMES, AuditLog, clean
+from ..auth import Account
+from .handles import Reader, Writer
+from .quota import Limits, QuotaTracker
+from .tree import TEMP_PREFIX, Entry, Location, Tree, os_error, split_path, sweep_uploads, virtual
+
+log = Logger()
+
+FILE_MODE = 0o640
+DIR_MODE = 0o750
+
+
+@dataclass(frozen=True)
+class SpaceInfo:
+    """What statvfs reports: the quota when there is one, else the disk."""
+
+    block_size: int
+    total_blocks: int
+    free_blocks: int
+    total_files: int
+    free_files: int
+
+
+def _copy_into(src_fd: int, dst_fd: int) -> int:
+    """Copy a whole file between descriptors in the kernel; return its size."""
+    size = os.fstat(src_fd).st_size
+    offset = 0
+    while offset < size:
+        try:
+            copied = os.copy_file_range(src_fd, dst_fd, size - offset, offset, offset)
+        except OSError:
+            copied = 0
+        if copied == 0:  # not supported across these files: plain copy
+            chunk = os.pread(src_fd, 1 << 20, offset)
+            if not chunk:
+                break
+            copied = os.pwrite(dst_fd, chunk, offset)
+        offset += copied
+    return offset
+
+
+class FilesService:
+    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path):
+        self._threads = threads
+        self._audit = audit
+        self._quotas = quotas
+        self._data_dir = Path(data_dir)
+
+    def source_root(self, source: Source) -> Path:
+        """The folder of a local source (relative paths are inside the data dir)."""
+        path = Path(source.config.get("path", ""))
+        return path if path.is_absolute() else self._data_dir / path
+
+    async def session(self, account: Account, protocol: str, address: str) -> FileSession:
+        """Open the profile's home (creating it on first use) for one connection."""
+        source = account.source
+        if source is None:
+            raise PermissionDenied("No source is assigned to your account. Ask your administrator to assign one.")
+        if source.type != "local":
+            raise Unavailable(f"The source {source.name!r} is of type {source.type}, which is not available yet.")
+        home_parts = split_path(account.profile.home)
+        root = self.source_root(source)
+        home = await self._threads.work(self._prepare_home, root, home_parts, source)
+        tree = Tree(home)
+        profile = account.profile
+        usage = None
+        if profile.quota_bytes is not None or profile.quota_files is not None:
+            usage = await self._quotas.usage(tree)
+        limits = Limits(usage, profile.quota_bytes, profile.quota_files)
+        return FileSession(self, account, tree, limits, protocol, address)
+
+    @staticmethod
+    def _prepare_home(root: Path, home_parts: list[str], source: Source) -> str:
+        if not root.is_dir():
+            raise Unavailable(f"The source {source.name!r} is not reachable: its folder does not exist.")
+        home = root.joinpath(*home_parts)
+        if not home.is_dir():
+            if source.read_only:
+                raise Unavailable("Your home folder does not exist on a read-only source.")
+            try:
+                home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            except OSError as e:
+                raise os_error(e, "/") from None
+        return str(home)
+
+    async def sweep(self, sources: list[Source]) -> int:
+        """Remove temporary files of uploads cut short by a crash (at start-up)."""
+        removed = 0
+        for source in sources:
+            if source.type == "local":
+                root = self.source_root(source)
+                if root.is_dir():
+                    removed += await self._threads.work(sweep_uploads, str(root))
+        if removed:
+            log.info("removed {count} unfinished uploads left by an earlier stop", count=removed)
+        return removed
+
+
+class FileSession:
+    """A signed-in profile's files for one connection of one protocol."""
+
+    def __init__(self, service: FilesService, account: Account, tree: Tree, limits: Limits, protocol: str, address: str):
+        self._service = service
+        self._threads = service._threads
+        self._audit = service._audit
+        self.account = account
+        self.tree = tree
+        self.limits = limits
+        self.protocol = protocol
+        self.address = address
+        self._read_only = account.source.read_only if account.source else True
+
+    # -- rules ------------------------------------------------------------------
+
+    def _require(self, permission: str, path: str) -> None:
+        if permission not in self.account.profile.permissions:
+            what = {
+                "list": "list folders",
+                "download": "download files",
+                "upload": "upload files",
+                "overwrite": "overwrite files",
+                "delete": "delete files or folders",
+                "rename": "rename files or folders",
+                "mkdir": "create folders",
+            }[permission]
+            raise PermissionDenied(f"You may not {what} ({path}). Ask your administrator for access.")
+        if permission not in ("list", "download") and self._read_only:
+            raise PermissionDenied(f"The source is read-only: {path} cannot be changed.")
+
+    async def _changed(self, action: str, path: str, message: str) -> None:
+        await self._audit.change(self.account, self.protocol, self.address, action, path, message)
+
+    @property
+    def _who(self) -> str:
+        return clean(self.account.profile.username)
+
+    @property
+    def _over(self) -> str:
+        return PROTOCOL_NAMES.get(self.protocol, self.protocol)
+
+    # -- reading ------------------------------------------------------------------
+
+    def normalise(self, path: str) -> str:
+        """The canonical virtual path (realpath for clients); refuses escapes."""
+        return virtual(split_path(path))
+
+    async def stat(self, path: str, follow: bool = True) -> Entry:
+        return await self._threads.work(self.tree.stat, split_path(path), follow)
+
+    async def list(self, path: str) -> list[Entry]:
+        parts = split_path(path)
+        self._require("list", virtual(parts))
+        return await self._threads.work(self.tree.list, parts)
+
+    async def open_read(self, path: str) -> Reader:
+        parts = split_path(path)
+        self._require("download", virtual(parts))
+        fd, real_path, size = await self._threads.work(self._open_read, parts)
+
+        async def finished(sent: int) -> None:
+            await self._audit.transfer(self.account, self.protocol, self.address, "download", real_path, sent)
+
+        return Reader(self._threads, fd, real_path, size, finished)
+
+    def _open_read(self, parts: list[str]) -> tuple[int, str, int]:
+        with self.tree.locate(parts) as location:
+            if location.name is None:
+                raise Invalid("/ is a folder.")
+            try:
+                fd = os.open(location.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=location.dir_fd)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(fd)
+                raise Invalid(f"{location.path} is a folder, not a file.")
+            return fd, location.path, st.st_size
+
+    # -- writing --------------------------------------------------------------------
+
+    async def open_write(self, path: str, *, truncate: bool = True, exclusive: bool = False) -> Writer:
+        """Start an upload. Without `truncate`, the upload starts as a copy of the
+        existing file (resume, append, writes at offsets)."""
+        parts = split_path(path)
+        if not parts:
+            raise Invalid("/ is a folder.")
+        location = await self._threads.work(self.tree.locate, parts)
+        try:
+            st = await self._threads.work(location.lstat)
+            if st is not None:
+                if exclusive:
+                    raise AlreadyExists(f"{location.path} already exists.")
+                if stat.S_ISDIR(st.st_mode):
+                    raise Invalid(f"{location.path} is a folder.")
+                self._require("overwrite", location.path)
+            else:
+                self._require("upload", location.path)
+                self.limits.check_new_file()
+            temp_name, fd, start = await self._threads.work(self._create_temp, location, st is not None and not truncate)
+        except BaseException:
+            location.close()
+            raise
+        replaced = st.st_size if st is not None else None
+        writer = Writer(self._threads, location, temp_name, fd, start, self.limits, replaced, self._uploaded)
+        if start:
+            try:
+                self.limits.grow(start, replaced or 0)
+            except BaseException:
+                await writer.abort()
+                raise
+        return writer
+
+    def _create_temp(self, location: Location, copy_existing: bool) -> tuple[str, int, int]:
+        temp_name = TEMP_PREFIX + secrets.token_hex(8)
+        try:
+            fd = os.open(
+                temp_name,
+                os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                FILE_MODE,
+                dir_fd=location.dir_fd,
+            )
+        except OSError as e:
+            raise os_error(e, location.path) from None
+        start = 0
+        if copy_existing:
+            try:
+                src = os.open(location.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=location.dir_fd)
+                try:
+                    start = _copy_into(src, fd)
+                finally:
+                    os.close(src)
+            except OSError as e:
+                os.close(fd)
+                os.unlink(temp_name, dir_fd=location.dir_fd)
+                raise os_error(e, location.path) from None
+        return temp_name, fd, start
+
+    async def _uploaded(self, writer: Writer) -> None:
+        await self._audit.transfer(self.account, self.protocol, self.address, "upload", writer.path, writer.size)
+
+    # -- changes --------------------------------------------------------------------
+
+    async def mkdir(self, path: str, parents: bool = False) -> str:
+        parts = split_path(path)
+        if not parts:
+            raise AlreadyExists("/ already exists.")
+        self._require("mkdir", virtual(parts))
+        made = await self._threads.work(self._mkdir, parts, parents)
+        if made:
+            await self._changed("mkdir", virtual(parts), f"{self._who} created the folder {clean(virtual(parts))} over {self._over}")
+        return virtual(parts)
+
+    def _mkdir(self, parts: list[str], parents: bool) -> bool:
+        made = False
+        for depth in range(1, len(parts) + 1) if parents else [len(parts)]:
+            with self.tree.locate(parts[:depth]) as location:
+                try:
+                    os.mkdir(location.name, DIR_MODE, dir_fd=location.dir_fd)
+                    made = True
+                except FileExistsError:
+                    st = location.lstat()
+                    if not parents:
+                        raise AlreadyExists(f"A file or folder named {location.path} already exists.") from None
+                    if st is None or not stat.S_ISDIR(st.st_mode):
+                        raise Invalid(f"{location.path} is a file, not a folder.") from None
+                except OSError as e:
+                    raise os_error(e, location.path) from None
+        return made
+
+    async def rmdir(self, path: str) -> None:
+        parts = split_path(path)
+        if not parts:
+            raise PermissionDenied("Your home folder cannot be removed.")
+        self._require("delete", virtual(parts))
+        await self._threads.work(self._rmdir, parts)
+        await self._changed("delete", virtual(parts), f"{self._who} removed the folder {clean(virtual(parts))} over {self._over}")
+
+    def _rmdir(self, parts: list[str]) -> None:
+        with self.tree.locate(parts, follow=False) as location:
+            st = location.lstat()
+            if st is None:
+                raise NotFound(f"No such folder: {location.path}")
+            if not stat.S_ISDIR(st.st_mode):
+                raise Invalid(f"{location.path} is not a folder.")
+            try:
+                os.rmdir(location.name, dir_fd=location.dir_fd)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+
+    async def remove(self, path: str) -> None:
+        """Delete a file (or a link: never what it points to)."""
+        parts = split_path(path)
+        if not parts:
+            raise PermissionDenied("Your home folder cannot be removed.")
+        self._require("delete", virtual(parts))
+        size = await self._threads.work(self._remove, parts)
+        self.limits.removed(size)
+        await self._changed("delete", virtual(parts), f"{self._who} deleted {clean(virtual(parts))} over {self._over}")
+
+    def _remove(self, parts: list[str]) -> int:
+        with self.tree.locate(parts, follow=False) as location:
+            st = location.lstat()
+            if st is None:
+                raise NotFound(f"No such file: {location.path}")
+            if stat.S_ISDIR(st.st_mode):
+                raise Invalid(f"{location.path} is a folder: remove it as a folder.")
+            try:
+                os.unlink(location.name, dir_fd=location.dir_fd)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+            return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+    async def remove_tree(self, path: str) -> None:
+        """Delete a folder and everything in it (the web console's delete)."""
+        parts = split_path(path)
+        if not parts:
+            raise PermissionDenied("Your home folder cannot be removed.")
+        self._require("delete", virtual(parts))
+        await self._threads.work(self._remove_tree, parts)
+        self._service._quotas.forget(self.tree.root)
+        await self._changed("delete", virtual(parts), f"{self._who} deleted the folder {clean(virtual(parts))} over {self._over}")
+
+    def _remove_tree(self, parts: list[str]) -> None:
+        with self.tree.locate(parts, follow=False) as location:
+            st = location.lstat()
+            if st is None:
+                raise NotFound(f"No such folder: {location.path}")
+            if not stat.S_ISDIR(st.st_mode):
+                raise Invalid(f"{location.path} is not a folder.")
+            try:
+                shutil.rmtree(location.name, dir_fd=location.dir_fd)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+
+    async def rename(self, source: str, target: str, overwrite: bool = False) -> None:
+        src, dst = split_path(source), split_path(target)
+        if not src or not dst:
+            raise PermissionDenied("Your home folder cannot be renamed.")
+        self._require("rename", virtual(src))
+        replaced = await self._threads.work(self._rename, src, dst, overwrite)
+        if replaced is not None:
+            self.limits.removed(replaced)
+        await self._changed(
+            "rename",
+            virtual(src),
+            f"{self._who} renamed {clean(virtual(src))} to {clean(virtual(dst))} over {self._over}",
+        )
+
+    def _rename(self, src: list[str], dst: list[str], overwrite: bool) -> int | None:
+        with self.tree.locate(src, follow=False) as old, self.tree.locate(dst, follow=False) as new:
+            if old.lstat() is None:
+                raise NotFound(f"No such file or folder: {old.path}")
+            existing = new.lstat()
+            replaced = None
+            if existing is not None:
+                if not overwrite:
+                    raise AlreadyExists(f"{new.path} already exists.")
+                if "overwrite" not in self.account.profile.permissions:
+                    raise PermissionDenied(f"You may not overwrite files ({new.path}).")
+                if stat.S_ISREG(existing.st_mode):
+                    replaced = existing.st_size
+            try:
+                os.rename(old.name, new.name, src_dir_fd=old.dir_fd, dst_dir_fd=new.dir_fd)
+            except OSError as e:
+                raise os_error(e, new.path) from None
+            return replaced
+
+    async def set_times(self, path: str, atime: float, mtime: float) -> None:
+        parts = split_path(path)
+        if "upload" not in self.account.profile.permissions and "overwrite" not in self.account.profile.permissions:
+            raise PermissionDenied(f"You may not change files ({virtual(parts)}).")
+        if self._read_only:
+            raise PermissionDenied("The source is read-only.")
+        await self._threads.work(self._set_times, parts, atime, mtime)
+
+    def _set_times(self, parts: list[str], atime: float, mtime: float) -> None:
+        with self.tree.locate(parts) as location:
+            try:
+                if location.name is None:
+                    os.utime(location.dir_fd, (atime, mtime))
+                else:
+                    os.utime(location.name, (atime, mtime), dir_fd=location.dir_fd, follow_symlinks=False)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+
+    async def space(self) -> SpaceInfo:
+        """Space left: the quota when the profile has one, else the disk's."""
+        st = await self._threads.work(os.statvfs, self.tree.root)
+        block = st.f_frsize or 4096
+        total, free = st.f_blocks, st.f_bavail
+        if self.limits.quota_bytes is not None:
+            total = self.limits.quota_bytes // block
+            free = min(free, (self.limits.free_bytes() or 0) // block)
+        files_total, files_free = st.f_files, st.f_favail
+        if self.limits.quota_files is not None and self.limits.usage is not None:
+            files_total = self.limits.quota_files
+            files_free = max(0, self.limits.quota_files - self.limits.usage.files)
+        return SpaceInfo(block, total, free, files_total, files_free)

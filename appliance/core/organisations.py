@@ -1,0 +1,142 @@
+"""Organisations: first-run setup and creating an organisation with its default
+local source and first admin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from ..errors import AlreadyExists, Invalid
+from ..models import PERMISSIONS, PROTOCOLS, LogEntry, to_iso
+from ..store import Store, queries
+from ..threads import Threads
+from . import validation
+from .audit import AuditLog, clean
+from .passwords import Passwords
+
+
+@dataclass(frozen=True)
+class Created:
+    org_id: int
+    source_id: int
+    profile_id: int
+    subdomain: str
+
+
+class Organisations:
+    def __init__(self, store: Store, threads: Threads, passwords: Passwords, audit: AuditLog, files_root: Path, clock):
+        self._store = store
+        self._threads = threads
+        self._passwords = passwords
+        self._audit = audit
+        self._files_root = Path(files_root)
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.seconds(), UTC)
+
+    async def initialized(self) -> bool:
+        return await self._store.run(queries.count_profiles) > 0
+
+    async def initialize(self, org_name: str, username: str, email: str, password: str) -> Created:
+        """First run: the first organisation (active), its source and its admin, who is
+        also the operator. Refused once anyone exists."""
+        if await self.initialized():
+            raise AlreadyExists("The appliance is already set up.")
+        return await self.create(
+            org_name, None, username, email, password, status="active", superuser=True, admin_home="/"
+        )
+
+    async def create(
+        self,
+        org_name: str,
+        subdomain: str | None,
+        username: str,
+        email: str,
+        password: str | None,
+        *,
+        status: str = "trial",
+        trial_days: int = 14,
+        superuser: bool = False,
+        admin_home: str | None = None,
+    ) -> Created:
+        org_name = validation.name(org_name, "organisation name")
+        subdomain = validation.subdomain(subdomain) if subdomain else validation.subdomain_from(org_name)
+        username = validation.username(username)
+        email = validation.email(email)
+        password_hash = await self._passwords.hash(password) if password else ""
+        if await self._store.run(queries.profile_by_username, username):
+            raise AlreadyExists(f"The username {username!r} is taken.")
+        if await self._store.run(queries.organisation_by_subdomain, subdomain):
+            raise AlreadyExists(f"The subdomain {subdomain!r} is taken.")
+        now = self._now()
+        folder = Path("files") / subdomain
+        await self._threads.work(lambda: (self._files_root / subdomain).mkdir(mode=0o750, exist_ok=True))
+        organisation = {
+            "name": org_name,
+            "subdomain": subdomain,
+            "status": status,
+            "trial_ends_at": to_iso(now + timedelta(days=trial_days)) if status == "trial" else None,
+            "created_at": to_iso(now),
+        }
+        source = {"name": "Default", "type": "local", "config": {"path": str(folder)}, "status": "ok", "created_at": to_iso(now)}
+        admin = {
+            "username": username,
+            "email": email,
+            "password_hash": password_hash,
+            "is_admin": True,
+            "is_superuser": superuser,
+            "home": admin_home or f"/{username}",
+            "permissions": PERMISSIONS,
+            "protocols": PROTOCOLS,
+            "password_changed_at": to_iso(now),
+            "created_at": to_iso(now),
+        }
+        try:
+            org_id, source_id, profile_id = await self._store.run(
+                queries.create_organisation_with_admin, organisation, source, admin
+            )
+        except Exception as e:  # the unique constraints catch a race with another request
+            if "UNIQUE" in str(e):
+                raise AlreadyExists("That username or subdomain was just taken.") from None
+            raise
+        await self._audit.record(
+            LogEntry(
+                org_id=org_id,
+                profile_id=profile_id,
+                username=username,
+                protocol="system",
+                action="organisation_created",
+                message=f"Organisation {clean(org_name)} created with admin {clean(username)}",
+            )
+        )
+        return Created(org_id, source_id, profile_id, subdomain)
+
+
+class Profiles:
+    def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, clock):
+        self._store = store
+        self._passwords = passwords
+        self._audit = audit
+        self._clock = clock
+
+    async def set_password(self, username: str, password: str, *, by: str = "system") -> None:
+        profile = await self._store.run(queries.profile_by_username, username)
+        if profile is None:
+            raise Invalid(f"No profile is called {username!r}.")
+        password_hash = await self._passwords.hash(password)
+        now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
+        await self._store.run(
+            queries.update_profile, profile.id, {"password_hash": password_hash, "password_changed_at": now}
+        )
+        await self._audit.record(
+            LogEntry(
+                org_id=profile.org_id,
+                profile_id=profile.id,
+                username=profile.username,
+                protocol="system",
+                action="password_changed",
+                message=f"The password of {clean(profile.username)} was changed by {by}",
+            )
+        )

@@ -1,0 +1,50 @@
+"""Field rules shared by the CLI, the API and the core."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import Invalid
+
+USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,149}$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+SUBDOMAIN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def username(value: str) -> str:
+    value = value.strip()
+    if not USERNAME.match(value):
+        raise Invalid(
+            "A username has 1 to 150 letters, digits or . _ @ + - and starts with a letter or digit.",
+            {"username": ["Use letters, digits and . _ @ + - only (at most 150)."]},
+        )
+    return value
+
+
+def email(value: str) -> str:
+    value = value.strip()
+    if not EMAIL.match(value) or len(value) > 254:
+        raise Invalid(f"{value!r} is not an email address.", {"email": ["Enter a valid email address."]})
+    return value
+
+
+def name(value: str, field: str = "name", limit: int = 200) -> str:
+    value = value.strip()
+    if not value or len(value) > limit or any(ord(c) < 32 for c in value):
+        raise Invalid(f"The {field} must be 1 to {limit} printable characters.", {field: ["Enter a name."]})
+    return value
+
+
+def subdomain_from(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].strip("-")
+    return slug or "org"
+
+
+def subdomain(value: str) -> str:
+    value = value.strip().lower()
+    if not SUBDOMAIN.match(value) or value in ("app", "www", "localhost", "api"):
+        raise Invalid(
+            f"{value!r} cannot be a subdomain.",
+            {"subdomain": ["Use lower-case letters, digits and hyphens (not app, www, api or localhost)."]},
+        )
+    return value

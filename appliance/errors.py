@@ -1,0 +1,57 @@
+"""The domain errors every layer raises.
+
+Each front end has exactly one function that maps these to its protocol (SFTP
+status codes, FTP reply codes, HTTP JSON errors). The message is written for a
+person: it says what went wrong and, where it can, what to do.
+"""
+
+
+class ApplianceError(Exception):
+    """Base of every error the core raises on purpose."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class NotFound(ApplianceError):
+    """The thing asked for does not exist (or the caller may not know it does)."""
+
+
+class PermissionDenied(ApplianceError):
+    """The caller may not do this."""
+
+
+class AlreadyExists(ApplianceError):
+    """Creating something whose name is taken."""
+
+
+class QuotaExceeded(ApplianceError):
+    """The change would take the profile over its storage quota."""
+
+
+class Invalid(ApplianceError):
+    """Bad input. `fields` maps a field name to its messages, where that helps."""
+
+    def __init__(self, message: str, fields: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.fields = fields or {}
+
+
+class NotEmpty(ApplianceError):
+    """Removing a folder that still holds entries."""
+
+
+class Unavailable(ApplianceError):
+    """Storage or a service the request needs is not usable right now."""
+
+
+class AuthenticationFailed(ApplianceError):
+    """Sign-in refused. The message is safe to show to the person signing in."""
+
+
+class ConfigError(ApplianceError):
+    """The configuration or the data dir is unusable; the message says where."""

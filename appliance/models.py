@@ -1,0 +1,91 @@
+"""Plain records the store materialises and the core passes around."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+PERMISSIONS = ("list", "download", "upload", "overwrite", "delete", "rename", "mkdir")
+PROTOCOLS = ("sftp", "ftp", "web")
+ORG_STATUSES = ("trial", "active", "payment_missing", "deleted")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(moment: datetime | None) -> str | None:
+    """The one timestamp format in the database: sortable UTC ISO-8601."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True)
+class Organisation:
+    id: int
+    name: str
+    subdomain: str
+    status: str
+    trial_ends_at: str | None
+    branding: bool
+    branding_logo: str | None
+    branding_colour: str | None
+    user_terms: str
+    default_source_id: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Source:
+    id: int
+    org_id: int
+    name: str
+    type: str
+    config: dict
+    read_only: bool
+    status: str
+    last_error: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    id: int
+    org_id: int
+    username: str
+    email: str
+    password_hash: str
+    is_admin: bool
+    is_superuser: bool
+    active: bool
+    source_id: int | None
+    home: str
+    permissions: tuple[str, ...]
+    protocols: tuple[str, ...]
+    ssh_keys: tuple[str, ...] = ()
+    ip_allow: tuple[str, ...] = ()
+    quota_bytes: int | None = None
+    quota_files: int | None = None
+    expires_at: str | None = None
+    last_login: str | None = None
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    org_id: int | None
+    protocol: str
+    action: str
+    message: str
+    profile_id: int | None = None
+    username: str = ""
+    path: str = ""
+    bytes: int | None = None
+    remote_address: str = ""
+    created_at: str = field(default_factory=lambda: to_iso(utcnow()))

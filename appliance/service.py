@@ -1,0 +1,115 @@
+"""The composition root: builds the core and one listening service per endpoint,
+all on one reactor, as one MultiService."""
+
+from __future__ import annotations
+
+from twisted.application import service
+from twisted.internet import defer, endpoints
+from twisted.internet.error import CannotListenError
+from twisted.logger import Logger
+
+from .config import Settings
+from .core import Core, build_core
+from .errors import ConfigError
+from .store import queries
+from .threads import spawn
+
+log = Logger()
+
+
+def parse_endpoint(reactor, description: str, what: str):
+    """A server endpoint from its Twisted string, or ConfigError naming it."""
+    try:
+        return endpoints.serverFromString(reactor, description)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"[listen] {what}: {description!r} is not a valid endpoint string ({e})") from None
+
+
+class ListenerService(service.Service):
+    """Listens on one endpoint; `listening` fires when up, or fails with ConfigError."""
+
+    def __init__(self, endpoint, description: str, what: str, factory):
+        self.endpoint = endpoint
+        self.description = description
+        self.what = what
+        self.factory = factory
+        self.port = None
+        self.listening: defer.Deferred | None = None
+
+    def startService(self) -> None:
+        super().startService()
+        self.listening = defer.Deferred.fromCoroutine(self._listen())
+
+    async def _listen(self):
+        try:
+            self.port = await self.endpoint.listen(self.factory)
+        except CannotListenError as e:
+            reason = getattr(e.socketError, "strerror", None) or str(e.socketError)
+            raise ConfigError(f"cannot listen for {self.what} on {self.description}: {reason}") from None
+        except Exception as e:  # noqa: BLE001 - e.g. a missing systemd socket or TLS key
+            raise ConfigError(f"cannot listen for {self.what} on {self.description}: {e}") from None
+        log.info("{what} listening on {where}", what=self.what, where=self.description)
+        return self.port
+
+    def stopService(self):
+        super().stopService()
+        if self.port is not None:
+            port, self.port = self.port, None
+            return port.stopListening()
+        return None
+
+
+class ApplianceService(service.MultiService):
+    """The daemon: listeners plus start-up housekeeping."""
+
+    def __init__(self, core: Core):
+        super().__init__()
+        self.core = core
+        self.listeners: list[ListenerService] = []
+
+    def add_listener(self, listener: ListenerService) -> None:
+        self.listeners.append(listener)
+        listener.setServiceParent(self)
+
+    def startService(self) -> None:
+        super().startService()
+        spawn(self._sweep(), "sweeping unfinished uploads")
+
+    async def _sweep(self) -> None:
+        sources = await self.core.store.run(queries.all_sources)
+        await self.core.files.sweep(sources)
+
+    async def ready(self) -> None:
+        """Wait until every listener is up; raise the first ConfigError."""
+        for listener in self.listeners:
+            await listener.listening
+
+    def stopService(self):
+        d = defer.maybeDeferred(super().stopService)
+        d.addBoth(lambda r: (self.core.threads.stop(), self.core.store.close(), r)[-1])
+        return d
+
+
+def build_service(settings: Settings, reactor) -> ApplianceService:
+    """Everything the daemon runs, ready to start."""
+    from .frontends.ftp import ftp_factory
+    from .frontends.http import http_site
+    from .frontends.sftp import sftp_factory
+
+    # Parse every endpoint before touching the data dir, so a typo fails fast.
+    planned = []
+    for what, descriptions, make in (
+        ("HTTP", settings.listen.http, http_site),
+        ("SFTP", settings.listen.sftp, sftp_factory),
+        ("FTP", settings.listen.ftp, ftp_factory),
+    ):
+        for description in descriptions:
+            planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))
+    core = build_core(settings, reactor)
+    daemon = ApplianceService(core)
+    factories = {}
+    for endpoint, description, what, make in planned:
+        if what not in factories:
+            factories[what] = make(core)
+        daemon.add_listener(ListenerService(endpoint, description, what, factories[what]))
+    return daemon

@@ -1,0 +1,37 @@
+"""The SQLite store: the schema, its migrations and every query."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlite_utils
+
+from ..threads import Threads
+from . import db as _db
+
+T = TypeVar("T")
+
+
+class Store:
+    """The database, reached only through `run` on the database thread."""
+
+    def __init__(self, path: str | Path, threads: Threads):
+        self.path = Path(path)
+        self._threads = threads
+        self._db: sqlite_utils.Database | None = None
+
+    def open(self) -> None:
+        """Open and migrate (synchronously: done once at start-up, before serving)."""
+        self._db = _db.connect(self.path)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.conn.close()
+            self._db = None
+
+    async def run(self, query: Callable[..., T], *args: Any) -> T:
+        """Run a query function from store.queries on the database thread."""
+        assert self._db is not None, "store not opened"
+        return await self._threads.db(query, self._db, *args)

@@ -1,0 +1,51 @@
+"""Opening the SQLite database: WAL, foreign keys, and numbered migrations.
+
+The connection is used from the one database thread only (see threads.py);
+`check_same_thread` is off because that thread is owned by a pool, not created
+here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from ..errors import ConfigError
+from .migrations import MIGRATIONS
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open (creating if needed) and migrate the database at `path`."""
+    try:
+        if not Path(path).exists():  # password hashes live here: owner only
+            Path(path).touch(mode=0o600)
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.Error as e:
+        raise ConfigError(f"{path}: cannot open the database: {e}") from None
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    db = sqlite_utils.Database(conn)
+    migrate(db, path)
+    return db
+
+
+def migrate(db: sqlite_utils.Database, where: str | Path = "database") -> int:
+    """Apply the migrations the database lacks; refuse one newer than the code."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise ConfigError(
+            f"{where}: the database is at schema version {version} but this appliance "
+            f"knows only up to {SCHEMA_VERSION}; install the newer release or restore a backup"
+        )
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        script = MIGRATIONS[number - 1]
+        # executescript commits first; wrap in an explicit transaction so a crash
+        # mid-migration leaves the previous version intact.
+        db.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+    return SCHEMA_VERSION

@@ -1,0 +1,155 @@
+"""Numbered schema migrations. Append only: never edit one that has shipped."""
+
+MIGRATIONS: list[str] = [
+    # 1: every table of the design, even those later features fill.
+    """
+    CREATE TABLE organisations (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        subdomain TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL DEFAULT 'trial'
+            CHECK (status IN ('trial', 'active', 'payment_missing', 'deleted')),
+        trial_ends_at TEXT,
+        branding INTEGER NOT NULL DEFAULT 0,
+        branding_logo TEXT,
+        branding_colour TEXT,
+        user_terms TEXT NOT NULL DEFAULT '',
+        default_source_id INTEGER,
+        log_retention_days INTEGER,
+        created_at TEXT NOT NULL
+    );
+
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('local', 's3', 'sftp')),
+        config TEXT NOT NULL DEFAULT '{}',
+        read_only INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'unknown',
+        last_error TEXT NOT NULL DEFAULT '',
+        checked_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (org_id, name)
+    );
+    CREATE INDEX sources_org ON sources(org_id);
+
+    CREATE TABLE profiles (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        email TEXT NOT NULL DEFAULT '',
+        password_hash TEXT NOT NULL DEFAULT '',
+        is_admin INTEGER NOT NULL DEFAULT 0,
+        is_superuser INTEGER NOT NULL DEFAULT 0,
+        active INTEGER NOT NULL DEFAULT 1,
+        source_id INTEGER REFERENCES sources(id) ON DELETE SET NULL,
+        home TEXT NOT NULL DEFAULT '/',
+        permissions TEXT NOT NULL DEFAULT '[]',
+        protocols TEXT NOT NULL DEFAULT '[]',
+        ssh_keys TEXT NOT NULL DEFAULT '[]',
+        ip_allow TEXT NOT NULL DEFAULT '[]',
+        quota_bytes INTEGER,
+        quota_files INTEGER,
+        expires_at TEXT,
+        last_login TEXT,
+        password_changed_at TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX profiles_org ON profiles(org_id);
+    CREATE INDEX profiles_email ON profiles(email COLLATE NOCASE);
+
+    CREATE TABLE api_tokens (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        prefix TEXT NOT NULL UNIQUE,
+        secret_hash TEXT NOT NULL,
+        scopes TEXT NOT NULL DEFAULT '[]',
+        created_by INTEGER REFERENCES profiles(id) ON DELETE SET NULL,
+        expires_at TEXT,
+        last_used_at TEXT,
+        revoked INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX api_tokens_org ON api_tokens(org_id);
+
+    CREATE TABLE mailboxes (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        host TEXT NOT NULL,
+        port INTEGER NOT NULL,
+        security TEXT NOT NULL DEFAULT 'tls' CHECK (security IN ('tls', 'starttls', 'none')),
+        verify_tls INTEGER NOT NULL DEFAULT 1,
+        username TEXT NOT NULL,
+        password_encrypted TEXT NOT NULL DEFAULT '',
+        folder TEXT NOT NULL DEFAULT 'INBOX',
+        source_id INTEGER REFERENCES sources(id) ON DELETE SET NULL,
+        target_folder TEXT NOT NULL DEFAULT '/mail/{date}',
+        keep TEXT NOT NULL DEFAULT 'attachments' CHECK (keep IN ('attachments', 'message')),
+        after TEXT NOT NULL DEFAULT 'seen' CHECK (after IN ('seen', 'move', 'delete')),
+        move_to TEXT NOT NULL DEFAULT '',
+        interval_minutes INTEGER NOT NULL DEFAULT 5,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        uid_validity INTEGER,
+        last_uid INTEGER,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX mailboxes_org ON mailboxes(org_id);
+
+    CREATE TABLE mailbox_runs (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        mailbox_id INTEGER NOT NULL REFERENCES mailboxes(id) ON DELETE CASCADE,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT NOT NULL DEFAULT 'running',
+        messages INTEGER NOT NULL DEFAULT 0,
+        files INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        error TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX mailbox_runs_mailbox ON mailbox_runs(mailbox_id, started_at);
+
+    CREATE TABLE mailbox_messages (
+        mailbox_id INTEGER NOT NULL REFERENCES mailboxes(id) ON DELETE CASCADE,
+        message_key TEXT NOT NULL,
+        filed_at TEXT NOT NULL,
+        PRIMARY KEY (mailbox_id, message_key)
+    );
+
+    CREATE TABLE shares (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        token TEXT NOT NULL UNIQUE,
+        expires_at TEXT,
+        password_hash TEXT,
+        max_downloads INTEGER,
+        downloads INTEGER NOT NULL DEFAULT 0,
+        upload_only INTEGER NOT NULL DEFAULT 0,
+        revoked INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX shares_org ON shares(org_id);
+
+    CREATE TABLE logs (
+        id INTEGER PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        org_id INTEGER REFERENCES organisations(id) ON DELETE CASCADE,
+        profile_id INTEGER REFERENCES profiles(id) ON DELETE SET NULL,
+        username TEXT NOT NULL DEFAULT '',
+        protocol TEXT NOT NULL,
+        action TEXT NOT NULL,
+        path TEXT NOT NULL DEFAULT '',
+        bytes INTEGER,
+        remote_address TEXT NOT NULL DEFAULT '',
+        message TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX logs_org_created ON logs(org_id, created_at);
+    CREATE INDEX logs_org_action_created ON logs(org_id, action, created_at);
+    CREATE INDEX logs_profile ON logs(profile_id);
+    """,
+]

@@ -1,0 +1,160 @@
+"""Every SQL statement of the appliance. Plain synchronous functions taking the
+database first; they run on the database thread and return materialised records
+(never generators)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import sqlite_utils
+
+from ..models import LogEntry, Organisation, Profile, Source
+
+_JSON_PROFILE_FIELDS = ("permissions", "protocols", "ssh_keys", "ip_allow")
+
+
+def _organisation(row: dict) -> Organisation:
+    return Organisation(
+        id=row["id"],
+        name=row["name"],
+        subdomain=row["subdomain"],
+        status=row["status"],
+        trial_ends_at=row["trial_ends_at"],
+        branding=bool(row["branding"]),
+        branding_logo=row["branding_logo"],
+        branding_colour=row["branding_colour"],
+        user_terms=row["user_terms"],
+        default_source_id=row["default_source_id"],
+        created_at=row["created_at"],
+    )
+
+
+def _source(row: dict) -> Source:
+    return Source(
+        id=row["id"],
+        org_id=row["org_id"],
+        name=row["name"],
+        type=row["type"],
+        config=json.loads(row["config"]),
+        read_only=bool(row["read_only"]),
+        status=row["status"],
+        last_error=row["last_error"],
+    )
+
+
+def _profile(row: dict) -> Profile:
+    values = {name: row[name] for name in Profile.__dataclass_fields__}
+    for name in _JSON_PROFILE_FIELDS:
+        values[name] = tuple(json.loads(row[name]))
+    for name in ("is_admin", "is_superuser", "active"):
+        values[name] = bool(row[name])
+    return Profile(**values)
+
+
+def _one(db: sqlite_utils.Database, sql: str, params) -> dict | None:
+    cursor = db.execute(sql, params)
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    return dict(zip([c[0] for c in cursor.description], row))
+
+
+# -- organisations ---------------------------------------------------------------
+
+
+def count_profiles(db: sqlite_utils.Database) -> int:
+    return db.execute("SELECT count(*) FROM profiles").fetchone()[0]
+
+
+def insert_organisation(db: sqlite_utils.Database, values: dict) -> int:
+    return db["organisations"].insert(values).last_pk
+
+
+def get_organisation(db: sqlite_utils.Database, org_id: int) -> Organisation | None:
+    row = _one(db, "SELECT * FROM organisations WHERE id = ?", [org_id])
+    return _organisation(row) if row else None
+
+
+def organisation_by_subdomain(db: sqlite_utils.Database, subdomain: str) -> Organisation | None:
+    row = _one(db, "SELECT * FROM organisations WHERE subdomain = ?", [subdomain])
+    return _organisation(row) if row else None
+
+
+def update_organisation(db: sqlite_utils.Database, org_id: int, values: dict) -> None:
+    db["organisations"].update(org_id, values)
+
+
+# -- sources ---------------------------------------------------------------------
+
+
+def insert_source(db: sqlite_utils.Database, values: dict) -> int:
+    values = dict(values, config=json.dumps(values.get("config", {})))
+    return db["sources"].insert(values).last_pk
+
+
+def get_source(db: sqlite_utils.Database, org_id: int, source_id: int) -> Source | None:
+    row = _one(db, "SELECT * FROM sources WHERE id = ? AND org_id = ?", [source_id, org_id])
+    return _source(row) if row else None
+
+
+def all_sources(db: sqlite_utils.Database) -> list[Source]:
+    return [_source(r) for r in db.query("SELECT * FROM sources ORDER BY id")]
+
+
+# -- profiles --------------------------------------------------------------------
+
+
+def insert_profile(db: sqlite_utils.Database, values: dict) -> int:
+    values = dict(values)
+    for name in _JSON_PROFILE_FIELDS:
+        values[name] = json.dumps(list(values.get(name, ())))
+    return db["profiles"].insert(values).last_pk
+
+
+def profile_by_username(db: sqlite_utils.Database, username: str) -> Profile | None:
+    row = _one(db, "SELECT * FROM profiles WHERE username = ? COLLATE NOCASE", [username])
+    return _profile(row) if row else None
+
+
+def get_profile(db: sqlite_utils.Database, org_id: int, profile_id: int) -> Profile | None:
+    row = _one(db, "SELECT * FROM profiles WHERE id = ? AND org_id = ?", [profile_id, org_id])
+    return _profile(row) if row else None
+
+
+def update_profile(db: sqlite_utils.Database, profile_id: int, values: dict) -> None:
+    values = dict(values)
+    for name in _JSON_PROFILE_FIELDS:
+        if name in values:
+            values[name] = json.dumps(list(values[name]))
+    db["profiles"].update(profile_id, values)
+
+
+# -- one transaction for first-run setup ------------------------------------------
+
+
+def create_organisation_with_admin(
+    db: sqlite_utils.Database, organisation: dict, source: dict, admin: dict
+) -> tuple[int, int, int]:
+    """Insert an organisation, its default source and its first admin atomically."""
+    with db.atomic():
+        org_id = insert_organisation(db, organisation)
+        source_id = insert_source(db, dict(source, org_id=org_id))
+        update_organisation(db, org_id, {"default_source_id": source_id})
+        profile_id = insert_profile(db, dict(admin, org_id=org_id, source_id=source_id))
+    return org_id, source_id, profile_id
+
+
+# -- audit log -------------------------------------------------------------------
+
+
+def insert_log(db: sqlite_utils.Database, entry: LogEntry) -> int:
+    return db["logs"].insert(asdict(entry)).last_pk
+
+
+def recent_logs(db: sqlite_utils.Database, org_id: int | None, limit: int = 100) -> list[dict]:
+    if org_id is None:
+        return list(db.query("SELECT * FROM logs ORDER BY id DESC LIMIT ?", [limit]))
+    return list(
+        db.query("SELECT * FROM logs WHERE org_id = ? ORDER BY id DESC LIMIT ?", [org_id, limit])
+    )

@@ -1,0 +1,64 @@
+"""The only thread pools in the daemon.
+
+SQLite runs on one dedicated thread (one connection, serialised); bcrypt, hashing
+and disk work run on a small pool. Nothing else in the code base starts threads
+or calls deferToThread: this keeps the reactor free and the pools bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+
+T = TypeVar("T")
+log = Logger()
+
+
+class Threads:
+    """Owns the database thread and the work pool; start before use, stop at shutdown."""
+
+    def __init__(self, reactor, work_threads: int = 4):
+        self._reactor = reactor
+        self._db = ThreadPool(minthreads=1, maxthreads=1, name="appliance-db")
+        self._work = ThreadPool(minthreads=1, maxthreads=work_threads, name="appliance-work")
+        self._started = False
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._db.start()
+        self._work.start()
+        self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self._work.stop()
+        self._db.stop()
+
+    def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
+        """Run `fn` on the database thread (awaitable)."""
+        return deferToThreadPool(self._reactor, self._db, fn, *args, **kwargs)
+
+    def work(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
+        """Run `fn` (CPU or disk work) on the work pool (awaitable)."""
+        return deferToThreadPool(self._reactor, self._work, fn, *args, **kwargs)
+
+
+def as_deferred(coro: Coroutine[Any, Any, T]) -> Deferred[T]:
+    """Adapt a coroutine to the Deferred a Twisted interface demands."""
+    return Deferred.fromCoroutine(coro)
+
+
+def spawn(awaitable: Awaitable[Any] | Deferred, what: str) -> Deferred:
+    """Fire-and-forget: run it, and log its failure instead of swallowing it."""
+    d = awaitable if isinstance(awaitable, Deferred) else Deferred.fromCoroutine(awaitable)
+    d.addErrback(lambda f: log.failure("background task failed: {what}", f, what=what))
+    return d
