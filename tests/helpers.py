@@ -1,0 +1,278 @@
+"""Test helpers: a real daemon in a subprocess, and direct set-up of rows.
+
+Rows are written with sqlite3 and bcrypt directly (the daemon reads them on the
+next sign-in), so tests can arrange organisations, limits and permissions that
+the API of a later issue will manage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import bcrypt
+
+ROOT = Path(__file__).resolve().parent.parent
+APPLIANCE = [sys.executable, "-m", "appliance"]
+ALL_PERMISSIONS = ["list", "download", "upload", "overwrite", "delete", "rename", "mkdir"]
+ALL_PROTOCOLS = ["sftp", "ftp", "web"]
+ADMIN_PASSWORD = "admin-password-1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_port_range(count: int = 20) -> tuple[int, int]:
+    """A run of `count` ports that are free right now."""
+    for _ in range(200):
+        low = free_port()
+        if low + count > 65535:
+            continue
+        ok = True
+        for port in range(low, low + count):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return low, low + count - 1
+    raise RuntimeError("no free port range")
+
+
+def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"daemon exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"port {port} did not open")
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_iso(delta: timedelta = timedelta()) -> str:
+    return iso(datetime.now(UTC) + delta)
+
+
+@dataclass
+class Daemon:
+    """A running `appliance serve` with its data dir and first admin."""
+
+    data_dir: Path
+    http_port: int
+    sftp_port: int
+    ftp_port: int
+    passive: tuple[int, int]
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+    env: dict = field(default_factory=dict)
+
+    # -- the database, for arranging tests --------------------------------------
+
+    def db(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.data_dir / "appliance.db", timeout=30)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def query(self, sql: str, *params) -> list[sqlite3.Row]:
+        with self.db() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def execute(self, sql: str, *params) -> None:
+        conn = self.db()
+        try:
+            with conn:
+                conn.execute(sql, params)
+        finally:
+            conn.close()
+
+    def default_org(self) -> int:
+        return self.query("SELECT id FROM organisations ORDER BY id LIMIT 1")[0]["id"]
+
+    def add_organisation(self, name: str, status: str = "active", trial_ends_at: str | None = None) -> int:
+        """An organisation with a default local source in the data dir."""
+        subdomain = name.lower().replace(" ", "-")
+        (self.data_dir / "files" / subdomain).mkdir(parents=True, exist_ok=True)
+        conn = self.db()
+        try:
+            with conn:
+                cur = conn.execute(
+                    "INSERT INTO organisations (name, subdomain, status, trial_ends_at, created_at) VALUES (?,?,?,?,?)",
+                    (name, subdomain, status, trial_ends_at, now_iso()),
+                )
+                org_id = cur.lastrowid
+                cur = conn.execute(
+                    "INSERT INTO sources (org_id, name, type, config, created_at) VALUES (?,?,?,?,?)",
+                    (org_id, "Default", "local", json.dumps({"path": f"files/{subdomain}"}), now_iso()),
+                )
+                conn.execute("UPDATE organisations SET default_source_id=? WHERE id=?", (cur.lastrowid, org_id))
+        finally:
+            conn.close()
+        return org_id
+
+    def add_profile(
+        self,
+        username: str,
+        password: str = "user-password-1",
+        *,
+        org_id: int | None = None,
+        home: str | None = None,
+        permissions: list[str] | None = None,
+        protocols: list[str] | None = None,
+        ssh_keys: list[str] | None = None,
+        ip_allow: list[str] | None = None,
+        quota_bytes: int | None = None,
+        quota_files: int | None = None,
+        active: bool = True,
+        expires_at: str | None = None,
+        is_admin: bool = False,
+    ) -> int:
+        """A profile on its organisation's default source, home /<username> by default."""
+        org_id = org_id or self.default_org()
+        source_id = self.query("SELECT default_source_id FROM organisations WHERE id=?", org_id)[0][0]
+        password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
+        conn = self.db()
+        try:
+            with conn:
+                cur = conn.execute(
+                    "INSERT INTO profiles (org_id, username, email, password_hash, is_admin, active, source_id, home,"
+                    " permissions, protocols, ssh_keys, ip_allow, quota_bytes, quota_files, expires_at, created_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        org_id,
+                        username,
+                        f"{username}@example.com",
+                        password_hash,
+                        is_admin,
+                        active,
+                        source_id,
+                        home if home is not None else f"/{username}",
+                        json.dumps(ALL_PERMISSIONS if permissions is None else permissions),
+                        json.dumps(ALL_PROTOCOLS if protocols is None else protocols),
+                        json.dumps(ssh_keys or []),
+                        json.dumps(ip_allow or []),
+                        quota_bytes,
+                        quota_files,
+                        expires_at,
+                        now_iso(),
+                    ),
+                )
+                return cur.lastrowid
+        finally:
+            conn.close()
+
+    def source_root(self, org_id: int | None = None) -> Path:
+        """The folder of an organisation's default source on disk."""
+        org_id = org_id or self.default_org()
+        row = self.query(
+            "SELECT s.config FROM sources s JOIN organisations o ON o.default_source_id = s.id WHERE o.id=?", org_id
+        )[0]
+        path = Path(json.loads(row[0])["path"])
+        return path if path.is_absolute() else self.data_dir / path
+
+    def home(self, username: str) -> Path:
+        row = self.query("SELECT org_id, home FROM profiles WHERE username=?", username)[0]
+        return self.source_root(row["org_id"]) / row["home"].strip("/")
+
+    def logs(self, action: str | None = None) -> list[sqlite3.Row]:
+        if action:
+            return self.query("SELECT * FROM logs WHERE action=? ORDER BY id", action)
+        return self.query("SELECT * FROM logs ORDER BY id")
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.log_path = self.data_dir.parent / "daemon.log"
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            APPLIANCE
+            + [
+                "serve",
+                "--data-dir",
+                str(self.data_dir),
+                "--http",
+                f"tcp:{self.http_port}:interface=127.0.0.1",
+                "--sftp",
+                f"tcp:{self.sftp_port}:interface=127.0.0.1",
+                "--ftp",
+                f"tcp:{self.ftp_port}:interface=127.0.0.1",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=self.data_dir.parent,
+        )
+        for port in (self.http_port, self.sftp_port, self.ftp_port):
+            try:
+                wait_for_port(port, self.process)
+            except Exception:
+                self.stop()
+                raise RuntimeError(f"daemon did not start:\n{self.output()}") from None
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process and self.process.poll() is None:
+            if kill:
+                self.process.kill()
+            else:
+                self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+def make_daemon(tmp: Path, start: bool = True) -> Daemon:
+    """A set-up data dir (org 'Acme', admin 'admin') and, with `start`, a running daemon."""
+    data_dir = tmp / "data"
+    low, high = free_port_range(20)
+    env = dict(os.environ)
+    env.update(
+        {
+            "APPLIANCE_SECURITY_BCRYPT_ROUNDS": "4",
+            "APPLIANCE_FTP_PASSIVE_PORTS": f"{low}-{high}",
+            "APPLIANCE_SERVER_PUBLIC_HOSTNAME": "127.0.0.1",
+        }
+    )
+    subprocess.run(
+        APPLIANCE
+        + ["setup", "--data-dir", str(data_dir), "--org", "Acme", "--username", "admin", "--email", "admin@example.com",
+           "--password-stdin"],
+        input=ADMIN_PASSWORD + "\n",
+        text=True,
+        check=True,
+        env=env,
+        capture_output=True,
+        cwd=tmp,
+    )
+    daemon = Daemon(data_dir, free_port(), free_port(), free_port(), (low, high), env=env)
+    if start:
+        daemon.start()
+    return daemon
