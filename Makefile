@@ -1,0 +1,64 @@
+# The two commands: `make run` and `make test`. `make build` prepares both.
+# Everything installs itself on a fresh machine (as root: apt-get for the
+# system packages the tests drive; a venv pinned by constraints.txt; npm ci).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# command -> Debian package, for what the tests drive
+SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl
+UI_STAMP := appliance/static/index.html
+UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
+
+.PHONY: run test build python ui system-deps lint test-python test-ui bench clean
+
+run: build
+	$(BIN)/appliance serve
+
+build: python ui
+
+python: $(STAMP)
+
+$(STAMP): constraints.txt setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $@
+
+ui: $(if $(wildcard ui/package.json),$(UI_STAMP))
+
+ui/node_modules/.package-lock.json: ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+	touch $@
+
+$(UI_STAMP): ui/node_modules/.package-lock.json $(UI_SOURCES)
+	cd ui && npm run build
+
+system-deps:
+	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (install them as root)"; exit 1; fi; \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+lint: python
+	$(BIN)/ruff check appliance tests bench
+	$(BIN)/ruff format --check appliance tests bench
+
+test-python: python system-deps
+	$(BIN)/python -m pytest -q
+
+test-ui: ui
+	$(if $(wildcard ui/package.json),cd ui && npm test)
+
+test: lint test-ui test-python
+
+bench: build
+	bench/run
+
+clean:
+	rm -rf $(VENV) ui/node_modules ui/.parcel-cache build dist *.egg-info
+	find appliance/static -mindepth 1 ! -name .gitkeep -delete
