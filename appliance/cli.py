@@ -50,14 +50,16 @@ def _run_core(settings: config.Settings, work) -> int:
     outcome: dict[str, object] = {}
 
     async def main(reactor):
-        core = build_core(settings, reactor)
+        core = None
         try:
+            core = build_core(settings, reactor)
             outcome["value"] = await work(core)
         except ApplianceError as e:
             outcome["error"] = e
         finally:
-            core.threads.stop()
-            core.store.close()
+            if core is not None:
+                core.threads.stop()
+                core.store.close()
 
     try:
         task.react(lambda reactor: defer.Deferred.fromCoroutine(main(reactor)))

@@ -40,6 +40,10 @@ class Threads:
         if not self._started:
             return
         self._started = False
+        try:
+            self._reactor.removeSystemEventTrigger(self._trigger)
+        except (ValueError, KeyError):
+            pass  # already fired: we are being called by it
         self._work.stop()
         self._db.stop()
 

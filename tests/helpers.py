@@ -263,8 +263,18 @@ def make_daemon(tmp: Path, start: bool = True) -> Daemon:
     )
     subprocess.run(
         APPLIANCE
-        + ["setup", "--data-dir", str(data_dir), "--org", "Acme", "--username", "admin", "--email", "admin@example.com",
-           "--password-stdin"],
+        + [
+            "setup",
+            "--data-dir",
+            str(data_dir),
+            "--org",
+            "Acme",
+            "--username",
+            "admin",
+            "--email",
+            "admin@example.com",
+            "--password-stdin",
+        ],
         input=ADMIN_PASSWORD + "\n",
         text=True,
         check=True,

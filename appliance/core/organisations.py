@@ -80,7 +80,13 @@ class Organisations:
             "trial_ends_at": to_iso(now + timedelta(days=trial_days)) if status == "trial" else None,
             "created_at": to_iso(now),
         }
-        source = {"name": "Default", "type": "local", "config": {"path": str(folder)}, "status": "ok", "created_at": to_iso(now)}
+        source = {
+            "name": "Default",
+            "type": "local",
+            "config": {"path": str(folder)},
+            "status": "ok",
+            "created_at": to_iso(now),
+        }
         admin = {
             "username": username,
             "email": email,

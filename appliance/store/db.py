@@ -47,5 +47,10 @@ def migrate(db: sqlite_utils.Database, where: str | Path = "database") -> int:
         script = MIGRATIONS[number - 1]
         # executescript commits first; wrap in an explicit transaction so a crash
         # mid-migration leaves the previous version intact.
-        db.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        try:
+            db.conn.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        except sqlite3.Error:
+            if db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+            raise
     return SCHEMA_VERSION

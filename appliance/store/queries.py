@@ -57,7 +57,7 @@ def _one(db: sqlite_utils.Database, sql: str, params) -> dict | None:
     row = cursor.fetchone()
     if row is None:
         return None
-    return dict(zip([c[0] for c in cursor.description], row))
+    return dict(zip([c[0] for c in cursor.description], row, strict=True))
 
 
 # -- organisations ---------------------------------------------------------------
@@ -155,6 +155,4 @@ def insert_log(db: sqlite_utils.Database, entry: LogEntry) -> int:
 def recent_logs(db: sqlite_utils.Database, org_id: int | None, limit: int = 100) -> list[dict]:
     if org_id is None:
         return list(db.query("SELECT * FROM logs ORDER BY id DESC LIMIT ?", [limit]))
-    return list(
-        db.query("SELECT * FROM logs WHERE org_id = ? ORDER BY id DESC LIMIT ?", [org_id, limit])
-    )
+    return list(db.query("SELECT * FROM logs WHERE org_id = ? ORDER BY id DESC LIMIT ?", [org_id, limit]))

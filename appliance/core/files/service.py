@@ -121,7 +121,9 @@ class FilesService:
 class FileSession:
     """A signed-in profile's files for one connection of one protocol."""
 
-    def __init__(self, service: FilesService, account: Account, tree: Tree, limits: Limits, protocol: str, address: str):
+    def __init__(
+        self, service: FilesService, account: Account, tree: Tree, limits: Limits, protocol: str, address: str
+    ):
         self._service = service
         self._threads = service._threads
         self._audit = service._audit
@@ -218,7 +220,9 @@ class FileSession:
             else:
                 self._require("upload", location.path)
                 self.limits.check_new_file()
-            temp_name, fd, start = await self._threads.work(self._create_temp, location, st is not None and not truncate)
+            temp_name, fd, start = await self._threads.work(
+                self._create_temp, location, st is not None and not truncate
+            )
         except BaseException:
             location.close()
             raise
@@ -269,7 +273,9 @@ class FileSession:
         self._require("mkdir", virtual(parts))
         made = await self._threads.work(self._mkdir, parts, parents)
         if made:
-            await self._changed("mkdir", virtual(parts), f"{self._who} created the folder {clean(virtual(parts))} over {self._over}")
+            await self._changed(
+                "mkdir", virtual(parts), f"{self._who} created the folder {clean(virtual(parts))} over {self._over}"
+            )
         return virtual(parts)
 
     def _mkdir(self, parts: list[str], parents: bool) -> bool:
@@ -295,7 +301,9 @@ class FileSession:
             raise PermissionDenied("Your home folder cannot be removed.")
         self._require("delete", virtual(parts))
         await self._threads.work(self._rmdir, parts)
-        await self._changed("delete", virtual(parts), f"{self._who} removed the folder {clean(virtual(parts))} over {self._over}")
+        await self._changed(
+            "delete", virtual(parts), f"{self._who} removed the folder {clean(virtual(parts))} over {self._over}"
+        )
 
     def _rmdir(self, parts: list[str]) -> None:
         with self.tree.locate(parts, follow=False) as location:
@@ -340,7 +348,9 @@ class FileSession:
         self._require("delete", virtual(parts))
         await self._threads.work(self._remove_tree, parts)
         self._service._quotas.forget(self.tree.root)
-        await self._changed("delete", virtual(parts), f"{self._who} deleted the folder {clean(virtual(parts))} over {self._over}")
+        await self._changed(
+            "delete", virtual(parts), f"{self._who} deleted the folder {clean(virtual(parts))} over {self._over}"
+        )
 
     def _remove_tree(self, parts: list[str]) -> None:
         with self.tree.locate(parts, follow=False) as location:

@@ -1,0 +1,239 @@
+"""The files service: atomic uploads, permissions, quotas, audit rows."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import pytest_twisted
+
+from appliance.core.files import TEMP_PREFIX
+from appliance.errors import AlreadyExists, Invalid, NotEmpty, NotFound, PermissionDenied, QuotaExceeded
+from appliance.store import queries
+
+from .conftest import make_account
+
+
+def temp_files(root: str) -> list[str]:
+    return [n for _, _, names in os.walk(root) for n in names if n.startswith(TEMP_PREFIX)]
+
+
+async def session_for(core, username="alice", **changes):
+    account = await make_account(core, username, **changes)
+    return await core.files.session(account, "sftp", "127.0.0.1")
+
+
+async def upload(session, path, data: bytes, chunk: int = 32768):
+    writer = await session.open_write(path)
+    for offset in range(0, len(data), chunk):
+        await writer.write(offset, data[offset : offset + chunk])
+    await writer.commit()
+
+
+async def download(session, path) -> bytes:
+    reader = await session.open_read(path)
+    parts, offset = [], 0
+    while True:
+        data = await reader.read(offset, 32768)
+        if not data:
+            break
+        parts.append(data)
+        offset += len(data)
+    await reader.close()
+    return b"".join(parts)
+
+
+@pytest_twisted.ensureDeferred
+async def test_home_is_created_and_confined(core):
+    session = await session_for(core)
+    assert session.tree.root.endswith("/files/acme/alice")
+    assert os.path.isdir(session.tree.root)
+    assert await session.list("/") == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_round_trip_and_audit_rows(core):
+    session = await session_for(core)
+    data = os.urandom(3 * 1024 * 1024 + 17)
+    await upload(session, "/data.bin", data)
+    assert await download(session, "/data.bin") == data
+    logs = await core.store.run(queries.recent_logs, None)
+    actions = [(row["action"], row["path"], row["bytes"]) for row in logs if row["action"] in ("upload", "download")]
+    assert ("upload", "/data.bin", len(data)) in actions
+    assert ("download", "/data.bin", len(data)) in actions
+    assert temp_files(session.tree.root) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_upload_is_invisible_until_committed_and_abort_leaves_nothing(core):
+    session = await session_for(core)
+    await upload(session, "/keep.txt", b"old content")
+    writer = await session.open_write("/keep.txt")
+    await writer.write(0, b"x" * (3 << 20))  # past the write buffer: on disk in the temp file
+    assert open(os.path.join(session.tree.root, "keep.txt"), "rb").read() == b"old content"
+    assert [e.name for e in await session.list("/")] == ["keep.txt"]  # temp file hidden
+    await writer.abort()
+    assert open(os.path.join(session.tree.root, "keep.txt"), "rb").read() == b"old content"
+    assert temp_files(session.tree.root) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_resume_starts_from_the_existing_file(core):
+    session = await session_for(core)
+    await upload(session, "/log.txt", b"first half|")
+    writer = await session.open_write("/log.txt", truncate=False)
+    await writer.write(len(b"first half|"), b"second half")
+    await writer.commit()
+    assert await download(session, "/log.txt") == b"first half|second half"
+
+
+@pytest_twisted.ensureDeferred
+async def test_writes_at_offsets_out_of_order(core):
+    session = await session_for(core)
+    writer = await session.open_write("/sparse.bin")
+    await writer.write(10, b"world")
+    await writer.write(0, b"hello")
+    await writer.write(5, b"-----")
+    await writer.commit()
+    assert await download(session, "/sparse.bin") == b"hello-----world"
+
+
+@pytest_twisted.ensureDeferred
+async def test_exclusive_create_and_overwrite_permission(core):
+    session = await session_for(core)
+    await upload(session, "/a.txt", b"a")
+    with pytest.raises(AlreadyExists):
+        await session.open_write("/a.txt", exclusive=True)
+    limited = await session_for(core, "bob", permissions=["list", "download", "upload"])
+    await upload(limited, "/b.txt", b"b")
+    with pytest.raises(PermissionDenied, match="overwrite"):
+        await limited.open_write("/b.txt")
+
+
+@pytest.mark.parametrize(
+    "permission,action",
+    [
+        ("list", lambda s: s.list("/")),
+        ("download", lambda s: s.open_read("/f.txt")),
+        ("upload", lambda s: s.open_write("/new.txt")),
+        ("delete", lambda s: s.remove("/f.txt")),
+        ("rename", lambda s: s.rename("/f.txt", "/g.txt")),
+        ("mkdir", lambda s: s.mkdir("/d")),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_each_permission_is_enforced(core, permission, action):
+    full = await session_for(core, "carol")
+    await upload(full, "/f.txt", b"f")
+    allowed = [p for p in ("list", "download", "upload", "overwrite", "delete", "rename", "mkdir") if p != permission]
+    session = await session_for(core, "carol", permissions=allowed)
+    with pytest.raises(PermissionDenied, match="Ask your administrator"):
+        await action(session)
+    assert os.path.exists(os.path.join(session.tree.root, "f.txt"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_read_only_source_refuses_changes(core):
+    session = await session_for(core)
+    await upload(session, "/f.txt", b"f")
+    source_id = session.account.source.id
+    await core.store.run(lambda db: db["sources"].update(source_id, {"read_only": 1}))
+    session = await session_for(core)
+    assert await download(session, "/f.txt") == b"f"
+    with pytest.raises(PermissionDenied, match="read-only"):
+        await session.open_write("/g.txt")
+
+
+@pytest_twisted.ensureDeferred
+async def test_quota_stops_an_upload_and_keeps_nothing(core):
+    session = await session_for(core, quota_bytes=1_000_000)
+    await upload(session, "/small.bin", b"x" * 600_000)
+    writer = await session.open_write("/big.bin")
+    with pytest.raises(QuotaExceeded, match="quota"):
+        for offset in range(0, 600_000, 32768):
+            await writer.write(offset, b"y" * 32768)
+    await writer.abort()
+    assert sorted(os.listdir(session.tree.root)) == ["small.bin"]
+    # replacing a file counts only the difference
+    await upload(session, "/small.bin", b"z" * 900_000)
+    space = await session.space()
+    assert space.total_blocks * space.block_size <= 1_000_000
+    assert space.free_blocks * space.block_size <= 100_000
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_parallel_uploads_cannot_both_fit_under_the_quota(core):
+    session = await session_for(core, quota_bytes=1_000_000)
+    first = await session.open_write("/one.bin")
+    second = await session.open_write("/two.bin")
+    await first.write(0, b"a" * 600_000)
+    with pytest.raises(QuotaExceeded):
+        await second.write(0, b"b" * 600_000)
+    await second.abort()
+    await first.commit()
+
+
+@pytest_twisted.ensureDeferred
+async def test_file_count_quota(core):
+    session = await session_for(core, quota_files=1)
+    await upload(session, "/one.txt", b"1")
+    with pytest.raises(QuotaExceeded, match="files"):
+        await session.open_write("/two.txt")
+
+
+@pytest_twisted.ensureDeferred
+async def test_folders_rename_remove(core):
+    session = await session_for(core)
+    await session.mkdir("/a/b/c", parents=True)
+    await session.mkdir("/a/b/c", parents=True)  # idempotent with parents
+    with pytest.raises(AlreadyExists):
+        await session.mkdir("/a")
+    await upload(session, "/a/b/c/f.txt", b"f")
+    with pytest.raises(NotEmpty):
+        await session.rmdir("/a/b/c")
+    with pytest.raises(Invalid, match="is a folder"):
+        await session.remove("/a")
+    await upload(session, "/g.txt", b"g")
+    with pytest.raises(AlreadyExists):
+        await session.rename("/g.txt", "/a/b/c/f.txt")
+    await session.rename("/g.txt", "/a/b/c/f.txt", overwrite=True)
+    assert await download(session, "/a/b/c/f.txt") == b"g"
+    await session.remove("/a/b/c/f.txt")
+    await session.rmdir("/a/b/c")
+    await session.remove_tree("/a")
+    assert await session.list("/") == []
+    with pytest.raises(NotFound):
+        await session.remove("/nothing")
+    with pytest.raises(PermissionDenied):
+        await session.rmdir("/")
+    rows = await core.store.run(queries.recent_logs, None)
+    assert {"mkdir", "delete", "rename"} <= {row["action"] for row in rows}
+
+
+@pytest_twisted.ensureDeferred
+async def test_deleting_a_link_never_touches_its_target(core, tmp_path):
+    session = await session_for(core)
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    os.symlink(str(outside), os.path.join(session.tree.root, "link"))
+    await session.remove("/link")
+    assert outside.read_text() == "keep me"
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_source_and_missing_source_folder(core):
+    account = await make_account(core, "dave", source_id=None)
+    with pytest.raises(PermissionDenied, match="No source"):
+        await core.files.session(account, "sftp", "127.0.0.1")
+
+
+@pytest_twisted.ensureDeferred
+async def test_sweep_removes_leftovers_of_a_crash(core):
+    session = await session_for(core)
+    writer = await session.open_write("/crash.bin")
+    await writer.write(0, b"x" * (2 << 20))
+    assert len(temp_files(session.tree.root)) == 1  # the "crash": never committed nor aborted
+    sources = await core.store.run(queries.all_sources)
+    assert await core.files.sweep(sources) == 1
+    assert temp_files(session.tree.root) == []
+    assert not os.path.exists(os.path.join(session.tree.root, "crash.bin"))

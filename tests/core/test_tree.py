@@ -1,0 +1,129 @@
+"""Confinement of paths inside a home folder, on a real folder."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from appliance.core.files.tree import TEMP_PREFIX, Tree, split_path, sweep_uploads
+from appliance.errors import Invalid, NotFound, PermissionDenied
+
+
+@pytest.fixture
+def tree(tmp_path):
+    home = tmp_path / "source" / "alice"
+    (home / "docs").mkdir(parents=True)
+    (home / "docs" / "a.txt").write_text("inside")
+    (tmp_path / "source" / "bob").mkdir()
+    (tmp_path / "source" / "bob" / "secret.txt").write_text("bob's")
+    (tmp_path / "outside.txt").write_text("host file")
+    return Tree(str(home))
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("/", []),
+        ("", []),
+        ("docs/a.txt", ["docs", "a.txt"]),
+        ("/docs/./a.txt", ["docs", "a.txt"]),
+        ("//docs//a.txt", ["docs", "a.txt"]),
+        ("/docs/../docs/a.txt", ["docs", "a.txt"]),
+        ("/docs/..", []),
+    ],
+)
+def test_paths_are_normalised(path, expected):
+    assert split_path(path) == expected
+
+
+@pytest.mark.parametrize("path", ["..", "/..", "../etc/passwd", "/docs/../../bob", "/a/b/../../../x"])
+def test_dot_dot_past_the_root_is_refused(path):
+    with pytest.raises(PermissionDenied, match="outside your home"):
+        split_path(path)
+
+
+@pytest.mark.parametrize(
+    "path,message",
+    [
+        ("/a\x00b", "NUL"),
+        ("/evil\r\nname.txt", "control characters"),
+        ("/tab\there", "control characters"),
+        ("/" + "x" * 256, "too long"),
+        ("/" + "é" * 128, "too long"),  # 256 bytes in UTF-8
+        ("/" + "/".join(["d" * 200] * 21), "too long"),
+        (f"/{TEMP_PREFIX}1234", "reserved"),
+    ],
+)
+def test_bad_names_are_refused(path, message):
+    with pytest.raises(Invalid, match=message):
+        split_path(path)
+
+
+def test_a_name_of_255_bytes_is_fine():
+    assert split_path("/" + "x" * 255) == ["x" * 255]
+
+
+def test_absolute_host_paths_stay_inside(tree):
+    # "/etc/passwd" is the home's etc/passwd, which does not exist.
+    with pytest.raises(NotFound):
+        tree.stat(split_path("/etc/passwd"))
+
+
+def test_symlink_to_outside_is_refused(tree, tmp_path):
+    os.symlink("/etc", os.path.join(tree.root, "etc-link"))
+    os.symlink(str(tmp_path / "outside.txt"), os.path.join(tree.root, "file-link"))
+    os.symlink("../bob", os.path.join(tree.root, "sibling"))
+    for path in ("/etc-link/passwd", "/etc-link", "/file-link", "/sibling/secret.txt", "/sibling"):
+        with pytest.raises(PermissionDenied, match="outside your home"):
+            tree.stat(split_path(path))
+    with pytest.raises(PermissionDenied):
+        tree.list(split_path("/etc-link"))
+
+
+def test_symlink_inside_is_followed(tree):
+    os.symlink("docs", os.path.join(tree.root, "docs-link"))
+    os.symlink("/docs/../docs/a.txt".replace("/docs", tree.root + "/docs", 1), os.path.join(tree.root, "abs-link"))
+    assert tree.stat(split_path("/docs-link/a.txt")).size == len("inside")
+    assert tree.stat(split_path("/abs-link")).size == len("inside")
+    assert [e.name for e in tree.list(split_path("/docs-link"))] == ["a.txt"]
+
+
+def test_symlink_loops_end(tree):
+    os.symlink("loop2", os.path.join(tree.root, "loop1"))
+    os.symlink("loop1", os.path.join(tree.root, "loop2"))
+    with pytest.raises(PermissionDenied, match="symbolic links"):
+        tree.stat(split_path("/loop1/x"))
+
+
+def test_listing_shows_outside_links_as_links_only(tree):
+    os.symlink("/etc/passwd", os.path.join(tree.root, "passwd"))
+    entries = {e.name: e for e in tree.list([])}
+    assert entries["passwd"].kind == "link"
+    assert entries["passwd"].size == 0  # nothing about the host file leaks
+    assert entries["docs"].kind == "dir"
+
+
+def test_a_folder_swapped_for_a_link_during_use_cannot_lead_out(tree, tmp_path):
+    # Hold a location open in docs/, then swap docs for a link to outside: the
+    # open descriptor still points at the real docs folder.
+    location = tree.locate(split_path("/docs/a.txt"))
+    try:
+        os.rename(os.path.join(tree.root, "docs"), os.path.join(tree.root, "docs-real"))
+        os.symlink(str(tmp_path), os.path.join(tree.root, "docs"))
+        assert os.stat("a.txt", dir_fd=location.dir_fd).st_size == len("inside")
+        with pytest.raises(FileNotFoundError):
+            os.stat("outside.txt", dir_fd=location.dir_fd)
+    finally:
+        location.close()
+    with pytest.raises(PermissionDenied):
+        tree.stat(split_path("/docs/outside.txt"))
+
+
+def test_upload_temp_files_are_hidden_and_swept(tree):
+    temp = os.path.join(tree.root, "docs", TEMP_PREFIX + "abcd")
+    open(temp, "w").write("partial")
+    assert [e.name for e in tree.list(["docs"])] == ["a.txt"]
+    assert tree.usage() == (len("inside"), 1)
+    assert sweep_uploads(tree.root) == 1
+    assert not os.path.exists(temp)

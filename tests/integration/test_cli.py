@@ -1,0 +1,236 @@
+"""The `appliance` command as an admin runs it: clear one-line errors, no tracebacks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+
+import bcrypt
+import pytest
+
+from ..helpers import APPLIANCE, free_port, make_daemon
+
+
+def run(*args, input=None, cwd=None, env=None):
+    return subprocess.run(
+        APPLIANCE + list(args), input=input, text=True, capture_output=True, cwd=cwd, env=env, timeout=60
+    )
+
+
+def assert_one_line_error(result, expected: str):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_version_and_help():
+    assert run("--version").stdout.startswith("appliance ")
+    help_text = run("--help").stdout
+    for command in ("setup", "serve", "check", "reset-password"):
+        assert command in help_text
+
+
+def test_setup_creates_the_data_dir(tmp_path):
+    result = run(
+        "setup",
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--org",
+        "Acme Ltd",
+        "--username",
+        "admin",
+        "--email",
+        "admin@example.com",
+        "--password-stdin",
+        input="long-password-1\n",
+    )
+    assert result.returncode == 0, result.stderr
+    data = tmp_path / "d"
+    for key in (
+        "ssh/ssh_host_ed25519_key",
+        "ssh/ssh_host_ecdsa_key",
+        "ssh/ssh_host_rsa_key",
+        "token.key",
+        "secrets.key",
+    ):
+        assert oct((data / key).stat().st_mode & 0o777) == "0o600", key
+    conn = sqlite3.connect(data / "appliance.db")
+    username, password_hash, is_admin, is_superuser, home = conn.execute(
+        "SELECT username, password_hash, is_admin, is_superuser, home FROM profiles"
+    ).fetchone()
+    assert (username, is_admin, is_superuser, home) == ("admin", 1, 1, "/")
+    assert bcrypt.checkpw(b"long-password-1", password_hash.encode())
+    status, subdomain = conn.execute("SELECT status, subdomain FROM organisations").fetchone()
+    assert (status, subdomain) == ("active", "acme-ltd")
+    assert (data / "files" / "acme-ltd").is_dir()
+    # keys survive a second start: nothing regenerated
+    before = (data / "ssh/ssh_host_ed25519_key").read_bytes()
+    assert run("check", "--data-dir", str(data)).returncode == 0
+    assert (data / "ssh/ssh_host_ed25519_key").read_bytes() == before
+
+
+def test_setup_twice_is_refused(tmp_path):
+    args = [
+        "setup",
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--org",
+        "A",
+        "--username",
+        "admin",
+        "--email",
+        "a@example.com",
+        "--password-stdin",
+    ]
+    assert run(*args, input="long-password-1\n").returncode == 0
+    assert_one_line_error(run(*args, input="long-password-1\n"), "already set up")
+
+
+@pytest.mark.parametrize(
+    "args,password,message",
+    [
+        (["--username", "bad name"], "long-password-1", "username"),
+        (["--email", "not-an-email"], "long-password-1", "not an email address"),
+        ([], "short", "at least 8 characters"),
+    ],
+)
+def test_setup_refuses_bad_input(tmp_path, args, password, message):
+    base = {"--org": "A", "--username": "admin", "--email": "a@example.com"}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        base[flag] = value
+    flat = [x for pair in base.items() for x in pair]
+    result = run("setup", "--data-dir", str(tmp_path / "d"), *flat, "--password-stdin", input=password + "\n")
+    assert_one_line_error(result, message)
+
+
+def as_nobody() -> list[str]:
+    """Run as an unprivileged user, so permissions bite even when the tests run as root."""
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+
+
+def test_unwritable_data_dir(tmp_path):
+    tmp_path.chmod(0o755)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    result = subprocess.run(
+        as_nobody()
+        + APPLIANCE
+        + [
+            "setup",
+            "--data-dir",
+            str(locked / "d"),
+            "--org",
+            "A",
+            "--username",
+            "a",
+            "--email",
+            "a@example.com",
+            "--password-stdin",
+        ],
+        input="long-password-1\n",
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert_one_line_error(result, f"data dir {locked / 'd'}: cannot create it: Permission denied")
+
+
+def test_data_dir_that_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    result = run(
+        "setup",
+        "--data-dir",
+        str(tmp_path / "file" / "d"),
+        "--org",
+        "A",
+        "--username",
+        "a",
+        "--email",
+        "a@example.com",
+        "--password-stdin",
+        input="long-password-1\n",
+    )
+    assert_one_line_error(result, "cannot create it")
+
+
+def test_bad_config_key(tmp_path):
+    config = tmp_path / "appliance.toml"
+    config.write_text("[server]\ndata_dir = 'x'\ntypo_key = 1\n")
+    assert_one_line_error(run("serve", "--config", str(config)), f"{config}: [server] typo_key: unknown key")
+    assert_one_line_error(run("check", "--config", str(config)), "typo_key")
+
+
+def test_bad_endpoint_string(tmp_path):
+    result = run("serve", "--data-dir", str(tmp_path / "d"), "--sftp", "tcp:notaport")
+    assert_one_line_error(result, "[listen] sftp: 'tcp:notaport' is not a valid endpoint string")
+    assert not (tmp_path / "d").exists()  # refused before touching anything
+
+
+def test_port_in_use(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run(
+            "serve",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--http",
+            f"tcp:{free_port()}:interface=127.0.0.1",
+            "--sftp",
+            f"tcp:{port}:interface=127.0.0.1",
+            "--ftp",
+            f"tcp:{free_port()}:interface=127.0.0.1",
+        )
+    assert result.returncode == 1
+    assert f"cannot listen for SFTP on tcp:{port}:interface=127.0.0.1: Address already in use" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_check_reports_problems(tmp_path):
+    result = run("check", "--data-dir", str(tmp_path / "nothing"))
+    assert result.returncode == 1
+    assert "does not exist" in result.stderr
+
+
+def test_reset_password(tmp_path):
+    daemon = make_daemon(tmp_path, start=False)
+    result = run(
+        "reset-password",
+        "admin",
+        "--data-dir",
+        str(daemon.data_dir),
+        "--password-stdin",
+        input="brand-new-password\n",
+        env=daemon.env,
+    )
+    assert result.returncode == 0, result.stderr
+    password_hash = daemon.query("SELECT password_hash FROM profiles WHERE username='admin'")[0][0]
+    assert bcrypt.checkpw(b"brand-new-password", password_hash.encode())
+    assert daemon.logs("password_changed")
+    missing = run(
+        "reset-password",
+        "nobody",
+        "--data-dir",
+        str(daemon.data_dir),
+        "--password-stdin",
+        input="brand-new-password\n",
+        env=daemon.env,
+    )
+    assert_one_line_error(missing, "No profile is called 'nobody'")
+
+
+def test_serve_starts_and_stops_cleanly(tmp_path):
+    daemon = make_daemon(tmp_path)
+    try:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{daemon.http_port}/api/portal/initialized/") as reply:
+            assert reply.read() == b'{"initialized": true}'
+    finally:
+        daemon.process.terminate()
+        assert daemon.process.wait(10) == 0
+    assert "Traceback" not in daemon.output()
