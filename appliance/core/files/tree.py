@@ -286,7 +286,7 @@ class Tree:
 def sweep_uploads(root: str) -> int:
     """Remove temporary upload files left by a crash; return how many."""
     removed = 0
-    for folder, dirs, names in os.walk(root):
+    for folder, _dirs, names in os.walk(root):
         for name in names:
             if name.startswith(TEMP_PREFIX):
                 try:
