@@ -105,7 +105,7 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     ):
         for description in descriptions:
             planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))
-    core = build_core(settings, reactor)
+    core = build_core(settings, reactor, hold_data_dir=True)
     daemon = ApplianceService(core)
     factories = {}
     for endpoint, description, what, make in planned:

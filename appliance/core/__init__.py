@@ -34,13 +34,17 @@ class Core:
     files: FilesService
 
 
-def build_core(settings: Settings, reactor) -> Core:
+def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
     """Prepare the data dir, open and migrate the database, wire the services.
 
     Synchronous on purpose: it runs once before any listener accepts a connection.
+    The daemon holds the data dir (`hold_data_dir`) before touching the database,
+    so a second daemon can neither serve nor migrate it.
     """
     data_dir = DataDir(settings.data_path)
     data_dir.prepare()
+    if hold_data_dir:
+        data_dir.lock()
     threads = Threads(reactor)
     threads.start()
     store = Store(data_dir.database, threads)

@@ -4,6 +4,7 @@ encrypts secrets at rest, and the default local sources. Created on first use
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 from dataclasses import dataclass
@@ -80,6 +81,37 @@ class DataDir:
         ):
             if not (self.path / name).exists():
                 _write_private(self.path / name, make())
+
+    def lock(self) -> int:
+        """Hold the data dir for this daemon; refuse if another one serves it.
+
+        Returns the descriptor that holds the lock (released when the process ends).
+        """
+        path = self.path / "appliance.pid"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ConfigError(f"data dir {self.path}: another appliance (pid {holder}) is serving it") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return fd
+
+    def in_use(self) -> bool:
+        """Whether a daemon holds the data dir now."""
+        path = self.path / "appliance.pid"
+        if not path.exists():
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
 
     def problems(self) -> list[str]:
         """What `appliance check` reports about this data dir (no changes made)."""

@@ -234,3 +234,16 @@ def test_serve_starts_and_stops_cleanly(tmp_path):
         daemon.process.terminate()
         assert daemon.process.wait(10) == 0
     assert "Traceback" not in daemon.output()
+
+
+def test_a_second_daemon_on_the_same_data_dir_is_refused(tmp_path):
+    daemon = make_daemon(tmp_path)
+    try:
+        result = run(
+            "serve", "--data-dir", str(daemon.data_dir), "--http", f"tcp:{free_port()}:interface=127.0.0.1",
+            "--sftp", f"tcp:{free_port()}:interface=127.0.0.1", "--ftp", f"tcp:{free_port()}:interface=127.0.0.1",
+            env=daemon.env,
+        )
+        assert_one_line_error(result, f"another appliance (pid {daemon.process.pid}) is serving it")
+    finally:
+        daemon.stop()
