@@ -161,6 +161,27 @@ def cmd_serve(args) -> int:
     return exit_code["code"]
 
 
+def cmd_backup(args) -> int:
+    from .core.backup import backup
+    from .core.datadir import DataDir
+
+    settings = _load_settings(args)
+    names = backup(DataDir(settings.data_path), args.file)
+    print(f"Backed up {', '.join(names)} from {settings.data_path} to {args.file}.")
+    print("The files of local sources are not in it: back up their folders too.")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from .core.backup import restore
+    from .core.datadir import DataDir
+
+    settings = _load_settings(args)
+    restore(args.file, DataDir(settings.data_path), force=args.force)
+    print(f"Restored {args.file} into {settings.data_path}. Start the daemon with: appliance serve")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="appliance", description="The file-transfer portal appliance: SFTP, FTP and a web console."
@@ -197,6 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     reset.add_argument("username")
     reset.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     reset.set_defaults(handler=cmd_reset_password)
+
+    backup = commands.add_parser("backup", help="copy the database and keys to FILE (safe while serving)")
+    common(backup)
+    backup.add_argument("file", help="the .tar.gz to write")
+    backup.set_defaults(handler=cmd_backup)
+
+    restore = commands.add_parser("restore", help="restore a backup into a data dir no daemon is serving")
+    common(restore)
+    restore.add_argument("file", help="a .tar.gz made by `appliance backup`")
+    restore.add_argument("--force", action="store_true", help="replace an existing database")
+    restore.set_defaults(handler=cmd_restore)
     return parser
 
 

@@ -240,10 +240,65 @@ def test_a_second_daemon_on_the_same_data_dir_is_refused(tmp_path):
     daemon = make_daemon(tmp_path)
     try:
         result = run(
-            "serve", "--data-dir", str(daemon.data_dir), "--http", f"tcp:{free_port()}:interface=127.0.0.1",
-            "--sftp", f"tcp:{free_port()}:interface=127.0.0.1", "--ftp", f"tcp:{free_port()}:interface=127.0.0.1",
+            "serve",
+            "--data-dir",
+            str(daemon.data_dir),
+            "--http",
+            f"tcp:{free_port()}:interface=127.0.0.1",
+            "--sftp",
+            f"tcp:{free_port()}:interface=127.0.0.1",
+            "--ftp",
+            f"tcp:{free_port()}:interface=127.0.0.1",
             env=daemon.env,
         )
         assert_one_line_error(result, f"another appliance (pid {daemon.process.pid}) is serving it")
     finally:
         daemon.stop()
+
+
+def test_backup_while_serving_and_restore_elsewhere(tmp_path):
+    import tarfile
+
+    (tmp_path / "a").mkdir()
+    daemon = make_daemon(tmp_path / "a")
+    try:
+        daemon.add_profile("alice")
+        archive = tmp_path / "backup.tar.gz"
+        result = run("backup", str(archive), "--data-dir", str(daemon.data_dir), env=daemon.env)
+        assert result.returncode == 0, result.stderr
+        assert oct(archive.stat().st_mode & 0o777) == "0o600"
+        with tarfile.open(archive) as contents:
+            assert "appliance.db" in contents.getnames() and "secrets.key" in contents.getnames()
+        # a running daemon's data dir cannot be restored over
+        refused = run("restore", str(archive), "--data-dir", str(daemon.data_dir), "--force", env=daemon.env)
+        assert_one_line_error(refused, "a daemon is serving it")
+    finally:
+        daemon.stop()
+    target = tmp_path / "b" / "data"
+    result = run("restore", str(archive), "--data-dir", str(target))
+    assert result.returncode == 0, result.stderr
+    for name in ("secrets.key", "token.key", "ssh/ssh_host_ed25519_key"):
+        assert (target / name).read_bytes() == (daemon.data_dir / name).read_bytes()
+    conn = sqlite3.connect(target / "appliance.db")
+    assert {r[0] for r in conn.execute("SELECT username FROM profiles")} == {"admin", "alice"}
+    assert run("check", "--data-dir", str(target)).returncode == 0
+    again = run("restore", str(archive), "--data-dir", str(target))
+    assert_one_line_error(again, "already has a database; add --force")
+
+
+def test_restore_refuses_what_is_not_a_backup(tmp_path):
+    import io
+    import tarfile
+
+    bogus = tmp_path / "evil.tar.gz"
+    with tarfile.open(bogus, "w:gz") as archive:
+        info = tarfile.TarInfo("../../escape.txt")
+        info.size = 1
+        archive.addfile(info, io.BytesIO(b"x"))
+    result = run("restore", str(bogus), "--data-dir", str(tmp_path / "d"))
+    assert_one_line_error(result, "not a backup made by `appliance backup`")
+    assert not (tmp_path / "escape.txt").exists()
+    (tmp_path / "junk.tar.gz").write_bytes(b"junk")
+    assert_one_line_error(
+        run("restore", str(tmp_path / "junk.tar.gz"), "--data-dir", str(tmp_path / "d")), "not a backup"
+    )

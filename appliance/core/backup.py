@@ -1,0 +1,106 @@
+"""Backups of a data dir: a consistent online copy of the database (SQLite's
+backup API, safe while the daemon serves) with the keys, as one private
+tar.gz; and restoring one into a data dir no daemon is using."""
+
+from __future__ import annotations
+
+import io
+import os
+import sqlite3
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..store.db import SCHEMA_VERSION
+from .datadir import HOST_KEY_TYPES, DataDir
+
+SECRET_FILES = ["token.key", "secrets.key"] + [f"ssh/ssh_host_{kind}_key" for kind in HOST_KEY_TYPES]
+DATABASE = "appliance.db"
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = 0o600
+    info.mtime = int(time.time())
+    archive.addfile(info, io.BytesIO(data))
+
+
+def backup(data_dir: DataDir, target: Path) -> list[str]:
+    """Write the backup to `target` (mode 0600); return the names it holds."""
+    if not data_dir.database.exists():
+        raise ConfigError(f"data dir {data_dir.path}: no database to back up")
+    target = Path(target)
+    with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
+        copy = Path(scratch) / DATABASE
+        source = sqlite3.connect(data_dir.database, timeout=30)
+        destination = sqlite3.connect(copy)
+        try:
+            source.backup(destination)
+        finally:
+            destination.close()
+            source.close()
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as archive:
+            _add_bytes(archive, DATABASE, copy.read_bytes())
+            for name in SECRET_FILES:
+                path = data_dir.path / name
+                if path.exists():
+                    _add_bytes(archive, name, path.read_bytes())
+    return [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()]
+
+
+def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
+    """Put a backup's database and keys into `data_dir` (files of sources are not in it)."""
+    if data_dir.in_use():
+        raise ConfigError(f"data dir {data_dir.path}: a daemon is serving it; stop it before restoring")
+    if data_dir.database.exists() and not force:
+        raise ConfigError(f"data dir {data_dir.path}: already has a database; add --force to replace it")
+    try:
+        archive = tarfile.open(archive_path, mode="r:gz")
+    except (OSError, tarfile.TarError) as e:
+        raise ConfigError(f"{archive_path}: not a backup made by `appliance backup` ({e})") from None
+    allowed = set(SECRET_FILES) | {DATABASE}
+    with archive:
+        members = {m.name: m for m in archive.getmembers()}
+        unknown = [name for name in members if name not in allowed]
+        if unknown or DATABASE not in members or not all(m.isfile() for m in members.values()):
+            raise ConfigError(f"{archive_path}: not a backup made by `appliance backup`")
+        contents = {name: archive.extractfile(member).read() for name, member in members.items()}
+    data_dir.path.mkdir(mode=0o750, parents=True, exist_ok=True)
+    (data_dir.path / "ssh").mkdir(mode=0o700, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
+        candidate = Path(scratch) / DATABASE
+        candidate.write_bytes(contents[DATABASE])
+        conn = sqlite3.connect(candidate)
+        try:
+            check = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise ConfigError(f"{archive_path}: the database in it is damaged ({e})") from None
+        finally:
+            conn.close()
+        if check != "ok":
+            raise ConfigError(f"{archive_path}: the database in it fails its integrity check: {check}")
+        if version > SCHEMA_VERSION:
+            raise ConfigError(f"{archive_path}: made by a newer release (schema {version}); install that release")
+        for name in SECRET_FILES:
+            if name in contents:
+                _replace(data_dir.path / name, contents[name])
+        for suffix in ("-wal", "-shm"):
+            Path(str(data_dir.database) + suffix).unlink(missing_ok=True)
+        os.chmod(candidate, 0o600)
+        os.replace(candidate, data_dir.database)
+    data_dir.files.mkdir(mode=0o750, exist_ok=True)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".restore")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
