@@ -57,6 +57,8 @@ class SecuritySettings:
 @dataclass
 class MailSettings:
     allow_loopback: bool = False
+    max_message_bytes: int = 50_000_000  # larger messages are left on the server
+    batch: int = 100  # messages filed per run at most; the rest wait for the next run
 
 
 @dataclass

@@ -89,3 +89,26 @@ class LogEntry:
     bytes: int | None = None
     remote_address: str = ""
     created_at: str = field(default_factory=lambda: to_iso(utcnow()))
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    id: int
+    org_id: int
+    name: str
+    host: str
+    port: int
+    security: str  # "tls" | "starttls" | "none"
+    verify_tls: bool
+    username: str
+    password_encrypted: str
+    folder: str
+    source_id: int | None
+    target_folder: str
+    keep: str  # "attachments" | "message"
+    after: str  # "seen" | "move" | "delete"
+    move_to: str
+    interval_minutes: int
+    enabled: bool
+    uid_validity: int | None
+    last_uid: int | None

@@ -74,6 +74,7 @@ class ApplianceService(service.MultiService):
     def startService(self) -> None:
         super().startService()
         spawn(self._sweep(), "sweeping unfinished uploads")
+        spawn(self.core.mailboxes.start(), "starting mailbox polling")
 
     async def _sweep(self) -> None:
         sources = await self.core.store.run(queries.all_sources)
@@ -85,6 +86,7 @@ class ApplianceService(service.MultiService):
             await listener.listening
 
     def stopService(self):
+        self.core.mailboxes.stop()
         d = defer.maybeDeferred(super().stopService)
         d.addBoth(lambda r: (self.core.threads.stop(), self.core.store.close(), r)[-1])
         return d

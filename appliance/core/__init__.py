@@ -12,6 +12,7 @@ from .auth import AuthService
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
+from .mailboxes import MailboxService
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .throttle import LoginThrottle
@@ -32,6 +33,7 @@ class Core:
     organisations: Organisations
     profiles: Profiles
     files: FilesService
+    mailboxes: MailboxService
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -52,6 +54,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     audit = AuditLog(store)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
+    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -63,5 +66,6 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         auth=auth,
         organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
         profiles=Profiles(store, passwords, audit, reactor),
-        files=FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path),
+        files=files,
+        mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor),
     )

@@ -1,0 +1,299 @@
+"""Mailboxes: poll IMAP folders and file what partners email into sources.
+
+Each run is a row in mailbox_runs (start, end, status, counts, a clear error).
+Messages are filed through the same files service as every protocol (confined,
+atomic, audited with protocol "mail"); name clashes get a numbered name, never
+an overwrite; a message is recorded as filed (by UID and Message-ID) before its
+after-processing action, so a crash never files it twice. Scheduled runs follow
+each mailbox's interval with jitter, never overlap, and back off on failure.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from cryptography.fernet import InvalidToken
+from twisted.internet import task
+from twisted.logger import Logger
+
+from ..config import MailSettings
+from ..errors import AlreadyExists, ApplianceError, NotFound, Unavailable
+from ..mail import parsing
+from ..mail.imap import ImapConnection
+from ..models import Mailbox, Profile, to_iso
+from ..store import Store, queries
+from ..store import mailboxes as mailbox_queries
+from ..threads import Threads, spawn
+from .auth import Account
+from .datadir import SecretBox
+from .files import FileSession, FilesService
+from .netcheck import resolve_allowed
+
+log = Logger()
+
+TICK = 30.0  # seconds between scheduler looks
+MAX_BACKOFF = 12  # a failing mailbox waits at most this many intervals
+WRITE_CHUNK = 1 << 20
+
+
+@dataclass
+class RunTally:
+    messages: int = 0
+    files: int = 0
+    bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _extract(raw: bytes, keep: str) -> tuple[parsing.MessageInfo, list[tuple[str, bytes]]]:
+    """Parse one message (CPU work: runs on the work pool)."""
+    message = parsing.parse(raw)
+    details = parsing.info(message)
+    if keep == "message":
+        return details, [(parsing.safe_filename(f"{details.subject or 'message'}.eml", "message.eml"), raw)]
+    return details, parsing.attachments(message)
+
+
+class MailboxService:
+    def __init__(
+        self,
+        store: Store,
+        threads: Threads,
+        files: FilesService,
+        secrets: SecretBox,
+        settings: MailSettings,
+        reactor,
+    ):
+        self._store = store
+        self._threads = threads
+        self._files = files
+        self._secrets = secrets
+        self._settings = settings
+        self._reactor = reactor
+        self._running: dict[int, object] = {}
+        self._next_due: dict[int, float] = {}
+        self._failures: dict[int, int] = {}
+        self._loop: task.LoopingCall | None = None
+
+    # -- scheduling ------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Fail runs a previous stop interrupted, then poll on schedule."""
+        await self._store.run(mailbox_queries.interrupt_runs, self._now_iso())
+        self._loop = task.LoopingCall(lambda: spawn(self.tick(), "mailbox scheduler"))
+        self._loop.clock = self._reactor
+        self._loop.start(TICK, now=True)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+
+    async def tick(self) -> None:
+        """Start the runs that are due."""
+        now = self._reactor.seconds()
+        mailboxes = await self._store.run(mailbox_queries.enabled_mailboxes)
+        for mailbox in mailboxes:
+            if mailbox.id not in self._next_due:
+                # first sight: spread start-up polls over the first interval
+                self._next_due[mailbox.id] = now + random.uniform(0, min(60.0, mailbox.interval_minutes * 60))
+            if now >= self._next_due[mailbox.id] and mailbox.id not in self._running:
+                await self._begin(mailbox)
+        known = {m.id for m in mailboxes}
+        for stale in set(self._next_due) - known:
+            self._next_due.pop(stale, None)
+            self._failures.pop(stale, None)
+
+    def _schedule_next(self, mailbox: Mailbox, failed: bool) -> None:
+        failures = self._failures.get(mailbox.id, 0) + 1 if failed else 0
+        self._failures[mailbox.id] = failures
+        interval = mailbox.interval_minutes * 60 * min(2**failures, MAX_BACKOFF)
+        self._next_due[mailbox.id] = self._reactor.seconds() + interval + random.uniform(0, interval * 0.1)
+
+    # -- running -----------------------------------------------------------------------
+
+    async def run_now(self, org_id: int, mailbox_id: int) -> int:
+        """Start a run of one mailbox now; return the run's id."""
+        mailbox = await self._store.run(mailbox_queries.get_mailbox, org_id, mailbox_id)
+        if mailbox is None:
+            raise NotFound("No such mailbox.")
+        if mailbox.id in self._running:
+            raise AlreadyExists("This mailbox is being checked right now; wait for that run to finish.")
+        return await self._begin(mailbox)
+
+    async def _begin(self, mailbox: Mailbox) -> int:
+        run_id = await self._store.run(mailbox_queries.start_run, mailbox.org_id, mailbox.id, self._now_iso())
+        self._running[mailbox.id] = spawn(self._run(mailbox, run_id), f"mailbox {mailbox.id} run {run_id}")
+        return run_id
+
+    async def wait(self, mailbox_id: int) -> None:
+        """Wait for a run in progress (tests and shutdown)."""
+        running = self._running.get(mailbox_id)
+        if running is not None:
+            await running
+
+    async def _run(self, mailbox: Mailbox, run_id: int) -> None:
+        tally = RunTally()
+        error = ""
+        try:
+            await self._poll(mailbox, tally)
+        except ApplianceError as e:
+            error = e.message
+        except Exception:  # noqa: BLE001 - the run must end with a row, whatever happened
+            log.failure("mailbox {id} run {run} failed", id=mailbox.id, run=run_id)
+            error = "Internal error while checking this mailbox; see the appliance's log."
+        finally:
+            self._running.pop(mailbox.id, None)
+        if error:
+            status = "failed"
+        elif tally.problems:
+            status, error = "partial", " ".join(tally.problems)
+        else:
+            status = "success"
+        await self._store.run(
+            mailbox_queries.finish_run,
+            run_id,
+            {
+                "finished_at": self._now_iso(),
+                "status": status,
+                "messages": tally.messages,
+                "files": tally.files,
+                "bytes": tally.bytes,
+                "error": error,
+            },
+        )
+        self._schedule_next(mailbox, failed=status == "failed")
+
+    async def _poll(self, mailbox: Mailbox, tally: RunTally) -> None:
+        session = await self._session(mailbox)
+        try:
+            password = self._secrets.decrypt(mailbox.password_encrypted) if mailbox.password_encrypted else ""
+        except InvalidToken:
+            raise Unavailable(
+                "The stored mailbox password cannot be decrypted (was the data dir's secrets.key replaced?). "
+                "Enter the password again."
+            ) from None
+        addresses = await self._threads.work(resolve_allowed, mailbox.host, mailbox.port, self._settings.allow_loopback)
+        connection = await ImapConnection.open(
+            self._reactor,
+            address=addresses[0],
+            host=mailbox.host,
+            port=mailbox.port,
+            security=mailbox.security,
+            verify_tls=mailbox.verify_tls,
+            username=mailbox.username,
+            password=password,
+        )
+        try:
+            uid_validity = await connection.select(mailbox.folder)
+            uids = (await connection.unseen())[: self._settings.batch]
+            keys = {uid: f"uid:{uid_validity}:{uid}" for uid in uids}
+            filed = await self._store.run(mailbox_queries.filed_keys, mailbox.id, list(keys.values()))
+            for uid in uids:
+                if keys[uid] in filed:
+                    await self._after(connection, mailbox, uid)  # filed before a crash: finish its action
+                    continue
+                await self._one(connection, mailbox, session, uid, keys[uid], tally)
+            if uids:
+                await self._store.run(mailbox_queries.set_uid_state, mailbox.id, uid_validity, max(uids))
+        finally:
+            await connection.close()
+
+    async def _one(
+        self, connection: ImapConnection, mailbox: Mailbox, session: FileSession, uid: int, key: str, tally: RunTally
+    ) -> None:
+        size = await connection.size(uid)
+        if size > self._settings.max_message_bytes:
+            tally.problems.append(
+                f"A message of {size:,} bytes is over the {self._settings.max_message_bytes:,}-byte limit "
+                "and was left on the server."
+            )
+            await self._store.run(mailbox_queries.mark_filed, mailbox.id, [key], self._now_iso())
+            return
+        raw = await connection.fetch(uid)
+        details, found = await self._threads.work(_extract, raw, mailbox.keep)
+        message_keys = [key] + ([f"mid:{details.message_id}"] if details.message_id else [])
+        already = await self._store.run(mailbox_queries.filed_keys, mailbox.id, message_keys[1:])
+        if not already:
+            folder = parsing.render_folder(mailbox.target_folder, details)
+            written = await self._file_all(session, folder, found)
+            tally.files += len(written)
+            tally.bytes += sum(size for _, size in written)
+        tally.messages += 1
+        await self._store.run(mailbox_queries.mark_filed, mailbox.id, message_keys, self._now_iso())
+        await self._after(connection, mailbox, uid)
+
+    async def _file_all(
+        self, session: FileSession, folder: str, found: list[tuple[str, bytes]]
+    ) -> list[tuple[str, int]]:
+        """Write every file of one message, or none: a failure removes what was written."""
+        written: list[tuple[str, int]] = []
+        try:
+            if found:
+                await session.mkdir(folder, parents=True)
+            for name, data in found:
+                written.append((await self._write_unique(session, folder, name, data), len(data)))
+        except BaseException:
+            for path, _ in written:
+                try:
+                    await session.remove(path)
+                except ApplianceError:
+                    pass
+            raise
+        return written
+
+    async def _write_unique(self, session: FileSession, folder: str, name: str, data: bytes) -> str:
+        stem, dot, extension = name.rpartition(".")
+        if not dot or not stem:
+            stem, dot, extension = name, "", ""
+        for attempt in range(1000):
+            candidate = name if attempt == 0 else f"{stem} ({attempt}){dot}{extension}"
+            path = f"{folder.rstrip('/')}/{candidate}"
+            try:
+                writer = await session.open_write(path, exclusive=True)
+            except AlreadyExists:
+                continue
+            try:
+                for offset in range(0, len(data), WRITE_CHUNK):
+                    await writer.write(offset, data[offset : offset + WRITE_CHUNK])
+                await writer.commit()
+            except BaseException:
+                await writer.abort()
+                raise
+            return path
+        raise AlreadyExists(f"Too many files named like {name} in {folder}.")
+
+    async def _after(self, connection: ImapConnection, mailbox: Mailbox, uid: int) -> None:
+        if mailbox.after == "delete":
+            await connection.delete(uid)
+        elif mailbox.after == "move" and mailbox.move_to:
+            await connection.move(uid, mailbox.move_to)
+        else:
+            await connection.mark_seen(uid)
+
+    async def _session(self, mailbox: Mailbox) -> FileSession:
+        """The files of the mailbox's source, written as the mailbox itself."""
+        organisation = await self._store.run(queries.get_organisation, mailbox.org_id)
+        source = None
+        if mailbox.source_id is not None:
+            source = await self._store.run(queries.get_source, mailbox.org_id, mailbox.source_id)
+        if source is None:
+            raise Unavailable("This mailbox has no target source; choose one in its settings.")
+        profile = Profile(
+            id=None,
+            org_id=mailbox.org_id,
+            username=f"mailbox:{mailbox.name}",
+            email="",
+            password_hash="",
+            is_admin=False,
+            is_superuser=False,
+            active=True,
+            source_id=source.id,
+            home="/",
+            permissions=("list", "upload", "mkdir", "delete"),
+            protocols=("mail",),
+        )
+        return await self._files.session(Account(profile, organisation, source), "mail", mailbox.host)
+
+    def _now_iso(self) -> str:
+        return to_iso(datetime.fromtimestamp(self._reactor.seconds(), UTC))

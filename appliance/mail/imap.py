@@ -1,0 +1,194 @@
+"""A small IMAP client for mailbox polling, on the reactor (twisted.mail).
+
+Connects to an address checked beforehand (see core/netcheck.py), with implicit
+TLS, STARTTLS or none; verifies certificates against the host name unless the
+mailbox opts out; and turns every failure into a sentence an admin can act on.
+"""
+
+from __future__ import annotations
+
+from OpenSSL import SSL
+from service_identity import VerificationError
+from twisted.internet import defer, endpoints, error, ssl
+from twisted.mail import imap4
+
+from ..errors import Unavailable
+
+CONNECT_TIMEOUT = 30
+COMMAND_TIMEOUT = 120
+
+
+class MailboxError(Unavailable):
+    """Polling failed; the message says why, for the run history."""
+
+
+class _Client(imap4.IMAP4Client):
+    timeout = COMMAND_TIMEOUT  # drop a server that stops answering mid-command
+
+    def __init__(self, context=None):
+        super().__init__(context)
+        self.greeting: defer.Deferred = defer.Deferred()
+        self.lost: defer.Deferred = defer.Deferred()
+
+    def serverGreeting(self, caps):
+        if not self.greeting.called:
+            self.greeting.callback(caps)
+
+    def connectionLost(self, reason):
+        super().connectionLost(reason)
+        if not self.greeting.called:
+            self.greeting.errback(reason)
+        if not self.lost.called:
+            self.lost.callback(None)
+
+
+def _tls_options(hostname: str, verify: bool):
+    if verify:
+        return ssl.optionsForClientTLS(hostname, extraCertificateOptions={"raiseMinimumTo": ssl.TLSVersion.TLSv1_2})
+    return ssl.CertificateOptions(verify=False, raiseMinimumTo=ssl.TLSVersion.TLSv1_2)
+
+
+def _describe(failure_or_error, host: str, port: int) -> str:
+    """What went wrong, in words, for a connection or TLS failure."""
+    value = getattr(failure_or_error, "value", failure_or_error)
+    if isinstance(value, error.ConnectionRefusedError):
+        return f"The mail server {host}:{port} refused the connection (nothing listening on that port?)."
+    if isinstance(value, (error.TimeoutError, defer.TimeoutError, defer.CancelledError)):
+        return f"No answer from the mail server {host}:{port} within {CONNECT_TIMEOUT} seconds."
+    if isinstance(value, VerificationError):
+        return (
+            f"The TLS certificate of {host} is for another name. "
+            "Use the name on the certificate as the host, or turn off certificate verification for this mailbox."
+        )
+    if isinstance(value, SSL.Error):
+        detail = str(value)
+        if "certificate verify failed" in detail or "CERTIFICATE_VERIFY_FAILED" in detail:
+            return (
+                f"The TLS certificate of {host} could not be verified (self-signed or for another name). "
+                "Fix the server's certificate or turn off certificate verification for this mailbox."
+            )
+        return f"TLS with {host}:{port} failed: {detail}"
+    if isinstance(value, (error.ConnectionDone, error.ConnectionLost)):
+        return f"The mail server {host}:{port} closed the connection unexpectedly (wrong port or TLS setting?)."
+    if isinstance(value, imap4.IMAP4Exception):
+        return f"The mail server said: {value.args[0].decode(errors='replace') if value.args and isinstance(value.args[0], bytes) else value}"
+    return f"Talking to the mail server {host}:{port} failed: {value}"
+
+
+class ImapConnection:
+    """One signed-in connection; use `open`, then the commands, then `close`."""
+
+    def __init__(self, client: _Client, host: str, port: int, reactor):
+        self._client = client
+        self._reactor = reactor
+        self.host = host
+        self.port = port
+
+    @classmethod
+    async def open(
+        cls,
+        reactor,
+        *,
+        address: str,
+        host: str,
+        port: int,
+        security: str,
+        verify_tls: bool,
+        username: str,
+        password: str,
+    ) -> ImapConnection:
+        endpoint = endpoints.HostnameEndpoint(reactor, address, port, timeout=CONNECT_TIMEOUT)
+        if security == "tls":
+            endpoint = endpoints.wrapClientTLS(_tls_options(host, verify_tls), endpoint)
+        client = _Client()
+        try:
+            await endpoints.connectProtocol(endpoint, client)
+            greeting = client.greeting
+            greeting.addTimeout(CONNECT_TIMEOUT, reactor)
+            caps = await greeting
+            if security == "starttls":
+                if b"STARTTLS" not in caps:
+                    caps = await client.getCapabilities(useCache=False)
+                if b"STARTTLS" not in caps:
+                    raise MailboxError(f"The mail server {host}:{port} does not offer STARTTLS.")
+                await client.startTLS(_tls_options(host, verify_tls))
+        except MailboxError:
+            client.transport and client.transport.abortConnection()
+            raise
+        except Exception as e:  # noqa: BLE001 - every cause becomes a sentence
+            if client.transport:
+                client.transport.abortConnection()
+            raise MailboxError(_describe(e, host, port)) from None
+        connection = cls(client, host, port, reactor)
+        try:
+            await client.login(username.encode(), password.encode())
+        except imap4.IMAP4Exception:
+            await connection.close()
+            raise MailboxError(f"The mail server {host} refused the username or password.") from None
+        except Exception as e:  # noqa: BLE001
+            await connection.close()
+            raise MailboxError(_describe(e, host, port)) from None
+        return connection
+
+    async def _call(self, what: str, command, *args, **kwargs):
+        try:
+            return await command(*args, **kwargs)
+        except imap4.IMAP4Exception as e:
+            detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+            raise MailboxError(f"{what} failed: {detail}") from None
+        except Exception as e:  # noqa: BLE001
+            raise MailboxError(_describe(e, self.host, self.port)) from None
+
+    async def select(self, folder: str) -> int:
+        """Select the folder; return its UIDVALIDITY."""
+        try:
+            info = await self._client.select(folder)
+        except imap4.IMAP4Exception:
+            raise MailboxError(f"The folder {folder!r} does not exist on the mail server.") from None
+        except Exception as e:  # noqa: BLE001
+            raise MailboxError(_describe(e, self.host, self.port)) from None
+        return int(info.get("UIDVALIDITY") or 0)
+
+    async def unseen(self) -> list[int]:
+        return sorted(await self._call("Searching for new messages", self._client.search, "UNSEEN", uid=True))
+
+    async def size(self, uid: int) -> int:
+        reply = await self._call("Reading a message size", self._client.fetchSize, str(uid), uid=True)
+        for values in reply.values():
+            if values.get("UID") == str(uid):
+                return int(values["RFC822.SIZE"])
+        raise MailboxError(f"Message {uid} vanished from the server.")
+
+    async def fetch(self, uid: int) -> bytes:
+        """The whole message, without marking it seen (BODY.PEEK[])."""
+        reply = await self._call("Fetching a message", self._client.fetchSpecific, str(uid), uid=True, peek=True)
+        for items in reply.values():
+            for item in items:
+                if "UID" in item and item[item.index("UID") + 1] == str(uid) and "BODY" in item:
+                    body = item[-1]
+                    return body.encode("charmap") if isinstance(body, str) else body
+        raise MailboxError(f"Message {uid} vanished from the server.")
+
+    async def mark_seen(self, uid: int) -> None:
+        await self._call("Marking a message seen", self._client.addFlags, str(uid), ["\\Seen"], uid=True)
+
+    async def move(self, uid: int, folder: str) -> None:
+        await self._call(f"Copying a message to {folder!r}", self._client.copy, str(uid), folder, uid=True)
+        await self.delete(uid)
+
+    async def delete(self, uid: int) -> None:
+        await self._call("Deleting a message", self._client.addFlags, str(uid), ["\\Seen", "\\Deleted"], uid=True)
+        await self._call("Expunging", self._client.expunge)
+
+    async def close(self) -> None:
+        client = self._client
+        if client.transport is None or client.lost.called:
+            return
+        try:
+            logout = client.logout()
+            logout.addTimeout(10, self._reactor)
+            await logout
+        except Exception:  # noqa: BLE001 - closing anyway
+            pass
+        if not client.lost.called:
+            client.transport.abortConnection()

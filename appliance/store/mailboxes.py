@@ -1,0 +1,100 @@
+"""SQL of mailboxes, their runs and the messages already filed."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from ..models import Mailbox
+
+_FIELDS = tuple(Mailbox.__dataclass_fields__)
+
+
+def _mailbox(row: dict) -> Mailbox:
+    values = {name: row[name] for name in _FIELDS}
+    values["verify_tls"] = bool(values["verify_tls"])
+    values["enabled"] = bool(values["enabled"])
+    return Mailbox(**values)
+
+
+def get_mailbox(db: sqlite_utils.Database, org_id: int, mailbox_id: int) -> Mailbox | None:
+    rows = list(db.query("SELECT * FROM mailboxes WHERE id = ? AND org_id = ?", [mailbox_id, org_id]))
+    return _mailbox(rows[0]) if rows else None
+
+
+def enabled_mailboxes(db: sqlite_utils.Database) -> list[Mailbox]:
+    """Enabled mailboxes of organisations that may use the appliance now."""
+    return [
+        _mailbox(row)
+        for row in db.query(
+            "SELECT m.* FROM mailboxes m JOIN organisations o ON o.id = m.org_id "
+            "WHERE m.enabled AND o.status IN ('trial', 'active') ORDER BY m.id"
+        )
+    ]
+
+
+def insert_mailbox(db: sqlite_utils.Database, values: dict) -> int:
+    return db["mailboxes"].insert(values).last_pk
+
+
+def set_uid_state(db: sqlite_utils.Database, mailbox_id: int, uid_validity: int, last_uid: int) -> None:
+    db["mailboxes"].update(mailbox_id, {"uid_validity": uid_validity, "last_uid": last_uid})
+
+
+def start_run(db: sqlite_utils.Database, org_id: int, mailbox_id: int, started_at: str) -> int:
+    return (
+        db["mailbox_runs"]
+        .insert({"org_id": org_id, "mailbox_id": mailbox_id, "started_at": started_at, "status": "running"})
+        .last_pk
+    )
+
+
+def finish_run(db: sqlite_utils.Database, run_id: int, values: dict) -> None:
+    db["mailbox_runs"].update(run_id, values)
+
+
+def interrupt_runs(db: sqlite_utils.Database, finished_at: str) -> int:
+    """Runs left 'running' by a stop or crash are failed, saying so."""
+    cursor = db.execute(
+        "UPDATE mailbox_runs SET status = 'failed', finished_at = ?, "
+        "error = 'Interrupted: the appliance stopped during this run.' WHERE status = 'running'",
+        [finished_at],
+    )
+    return cursor.rowcount
+
+
+def runs(db: sqlite_utils.Database, org_id: int, mailbox_id: int, limit: int = 50, offset: int = 0) -> list[dict]:
+    return list(
+        db.query(
+            "SELECT id, started_at, finished_at, status, messages, files, bytes, error FROM mailbox_runs "
+            "WHERE org_id = ? AND mailbox_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+            [org_id, mailbox_id, limit, offset],
+        )
+    )
+
+
+def last_run(db: sqlite_utils.Database, org_id: int, mailbox_id: int) -> dict | None:
+    found = runs(db, org_id, mailbox_id, limit=1)
+    return found[0] if found else None
+
+
+def filed_keys(db: sqlite_utils.Database, mailbox_id: int, keys: list[str]) -> set[str]:
+    """Which of `keys` (UID or Message-ID keys) were filed already."""
+    if not keys:
+        return set()
+    marks = ",".join("?" * len(keys))
+    return {
+        row["message_key"]
+        for row in db.query(
+            f"SELECT message_key FROM mailbox_messages WHERE mailbox_id = ? AND message_key IN ({marks})",
+            [mailbox_id, *keys],
+        )
+    }
+
+
+def mark_filed(db: sqlite_utils.Database, mailbox_id: int, keys: list[str], filed_at: str) -> None:
+    with db.atomic():
+        for key in keys:
+            db.execute(
+                "INSERT OR IGNORE INTO mailbox_messages (mailbox_id, message_key, filed_at) VALUES (?, ?, ?)",
+                [mailbox_id, key, filed_at],
+            )
