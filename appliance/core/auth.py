@@ -82,6 +82,33 @@ class AuthService:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
+    def banned(self, address: str) -> str | None:
+        """Why connections from `address` are refused now, or None (front ends call this
+        when a connection opens, so a banned address costs no password check)."""
+        ban = self._throttle.banned(address)
+        if ban is None:
+            return None
+        minutes = max(1, round((ban.until - self._clock.seconds()) / 60))
+        return f"Too many failed sign-ins from {address}: try again in {minutes} minute{'s' if minutes > 1 else ''}."
+
+    def bans(self):
+        return self._throttle.bans()
+
+    async def unban(self, address: str, by: str, org_id: int | None = None) -> bool:
+        lifted = self._throttle.unban(address)
+        if lifted:
+            await self._audit.record(
+                LogEntry(
+                    org_id=org_id,
+                    username=by,
+                    protocol="system",
+                    action="unban",
+                    remote_address=address,
+                    message=f"{clean(by)} lifted the ban on {address}",
+                )
+            )
+        return lifted
+
     async def accepts_key(self, username: str, blob: bytes) -> bool:
         """Whether `blob` is one of the profile's keys (the SSH 'may I use this key' probe)."""
         profile = await self._store.run(queries.profile_by_username, username[:MAX_USERNAME])
@@ -102,6 +129,9 @@ class AuthService:
         client holds the private key.
         """
         username = username.strip()
+        refusal = self.banned(address)
+        if refusal is not None:
+            raise AuthenticationFailed(refusal)
         profile = None
         if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
             profile = await self._store.run(queries.profile_by_username, username)
@@ -113,7 +143,9 @@ class AuthService:
             method = "password"
         if not ok:
             await self._failed(profile, username, protocol, address, f"wrong {method}")
-            self._throttle.record_failure(username, address)
+            ban = self._throttle.record_failure(username, address)
+            if ban is not None:
+                await self._banned(ban, profile)
             await self._throttle.pause(self._throttle.delay(username, address))
             raise AuthenticationFailed(BAD_CREDENTIALS)
 
@@ -158,6 +190,20 @@ class AuthService:
         if not address_allowed(address, profile.ip_allow):
             return f"Sign-in from {address} is not allowed for this account."
         return None
+
+    async def _banned(self, ban, profile: Profile | None) -> None:
+        minutes = round((ban.until - self._clock.seconds()) / 60)
+        names = ", ".join(clean(n) for n in ban.usernames[:5]) or "unknown"
+        await self._audit.record(
+            LogEntry(
+                org_id=profile.org_id if profile else None,
+                protocol="system",
+                action="ban",
+                remote_address=ban.address,
+                message=f"{ban.address} banned for {minutes} minutes after repeated failed sign-ins "
+                f"(offence {ban.offences}; tried: {names})",
+            )
+        )
 
     async def _failed(self, profile: Profile | None, username: str, protocol: str, address: str, why: str) -> None:
         await self._audit.record(

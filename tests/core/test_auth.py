@@ -10,7 +10,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred
 
 from appliance.core.auth import address_allowed, key_blob
-from appliance.core.throttle import FREE_FAILURES, MAX_DELAY, LoginThrottle
+from appliance.core.throttle import BAN_BASE, BAN_THRESHOLD, FREE_FAILURES, MAX_DELAY, LoginThrottle
 from appliance.errors import AuthenticationFailed
 from appliance.store import queries
 
@@ -146,3 +146,54 @@ def test_pause_waits_on_the_injected_clock():
     assert not done
     clock.advance(0.2)
     assert done == [None]
+
+
+def test_an_address_that_keeps_failing_is_banned_longer_each_time():
+    clock = task.Clock()
+    throttle = LoginThrottle(clock)
+    bans = [throttle.record_failure(f"user{i}", "10.0.0.1") for i in range(int(BAN_THRESHOLD))]
+    assert bans[:-1] == [None] * (int(BAN_THRESHOLD) - 1)
+    first = bans[-1]
+    assert first.address == "10.0.0.1" and first.until == BAN_BASE and first.offences == 1
+    assert "user0" in first.usernames
+    assert throttle.banned("10.0.0.1") == first
+    assert throttle.banned("10.0.0.2") is None
+    clock.advance(BAN_BASE + 1)
+    assert throttle.banned("10.0.0.1") is None
+    for _ in range(int(BAN_THRESHOLD)):
+        second = throttle.record_failure("alice", "10.0.0.1")
+    assert second.offences == 2 and second.until - clock.seconds() == BAN_BASE * 4
+    assert throttle.unban("10.0.0.1") and throttle.banned("10.0.0.1") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_banned_address_is_refused_before_any_password_check_and_logged(core):
+    await make_account(core)
+    for _ in range(int(BAN_THRESHOLD)):
+        core.auth._throttle.record_failure("alice", "10.1.1.1")
+    with pytest.raises(AuthenticationFailed, match="Too many failed sign-ins from 10.1.1.1: try again in 5 minutes"):
+        await login(core, address="10.1.1.1")  # even the right password
+    assert (await login(core, address="10.1.1.2")).profile.username == "alice"  # others are unaffected
+    assert [b.address for b in core.auth.bans()] == ["10.1.1.1"]
+    assert await core.auth.unban("10.1.1.1", by="admin")
+    assert (await login(core, address="10.1.1.1")).profile.username == "alice"
+    rows = await core.store.run(queries.recent_logs, None)
+    assert rows[1]["action"] == "unban" and "admin lifted the ban on 10.1.1.1" in rows[1]["message"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_failures_through_login_cause_an_audited_ban(core):
+    await make_account(core)
+    core.auth._throttle.pause = _no_pause  # the growing delays are tested above, with a clock
+    for _ in range(int(BAN_THRESHOLD)):
+        with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
+            await login(core, password="guess-guess", address="10.2.2.2")
+    with pytest.raises(AuthenticationFailed, match="Too many failed sign-ins"):
+        await login(core, address="10.2.2.2")
+    bans = [r for r in await core.store.run(queries.recent_logs, None) if r["action"] == "ban"]
+    assert len(bans) == 1 and "10.2.2.2 banned for 5 minutes" in bans[0]["message"]
+    assert "alice" in bans[0]["message"] and bans[0]["org_id"] is not None
+
+
+async def _no_pause(seconds):
+    return None
