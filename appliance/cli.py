@@ -111,7 +111,7 @@ def cmd_check(args) -> int:
     except ConfigError as e:
         print(f"appliance: {e}", file=sys.stderr)
         return 1
-    for what in ("http", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp"):
         for description in getattr(settings.listen, what):
             try:
                 parse_endpoint(reactor, description, what)
@@ -136,7 +136,7 @@ def cmd_serve(args) -> int:
     from .service import build_service
 
     settings = _load_settings(args)
-    for what in ("http", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp"):
         override = getattr(args, what)
         if override:
             setattr(settings.listen, what, override)
@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the daemon in the foreground")
     common(serve)
-    for what in ("http", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp"):
         serve.add_argument(
             f"--{what}", action="append", metavar="EP", help=f"{what.upper()} listener (Twisted endpoint; repeatable)"
         )

@@ -30,6 +30,7 @@ class ServerSettings:
 @dataclass
 class ListenSettings:
     http: list[str] = field(default_factory=lambda: ["tcp:8000:interface=127.0.0.1"])
+    https: list[str] = field(default_factory=list)  # endpoints wrapped in the appliance's TLS
     sftp: list[str] = field(default_factory=lambda: ["tcp:2222"])
     ftp: list[str] = field(default_factory=lambda: ["tcp:2121"])
 
@@ -47,6 +48,12 @@ class SftpSettings:
     max_sessions_per_connection: int = 10
     max_open_handles: int = 256
     login_grace_time: int = 60  # seconds to authenticate before the connection is dropped
+
+
+@dataclass
+class TlsSettings:
+    certificate: str = ""  # PEM (with chain); empty: the self-signed one in the data dir
+    private_key: str = ""
 
 
 @dataclass
@@ -83,6 +90,7 @@ class Settings:
     listen: ListenSettings = field(default_factory=ListenSettings)
     ftp: FtpSettings = field(default_factory=FtpSettings)
     sftp: SftpSettings = field(default_factory=SftpSettings)
+    tls: TlsSettings = field(default_factory=TlsSettings)
     security: SecuritySettings = field(default_factory=SecuritySettings)
     mail: MailSettings = field(default_factory=MailSettings)
     sources: SourcesSettings = field(default_factory=SourcesSettings)
@@ -199,7 +207,9 @@ def _validate(settings: Settings) -> None:
     _parse_port_range(settings.ftp.passive_ports, f"{origin}: [ftp] passive_ports")
     if not 4 <= settings.security.bcrypt_rounds <= 16:
         raise ConfigError(f"{origin}: [security] bcrypt_rounds must be from 4 to 16")
-    for name in ("http", "sftp", "ftp"):
+    if bool(settings.tls.certificate) != bool(settings.tls.private_key):
+        raise ConfigError(f"{origin}: [tls] certificate and private_key go together: set both or neither")
+    for name in ("http", "https", "sftp", "ftp"):
         for endpoint in getattr(settings.listen, name):
             if not endpoint.strip():
                 raise ConfigError(f"{origin}: [listen] {name}: an empty endpoint string")

@@ -7,6 +7,7 @@ from twisted.application import service
 from twisted.internet import defer, endpoints
 from twisted.internet.error import CannotListenError
 from twisted.logger import Logger
+from twisted.protocols.tls import TLSMemoryBIOFactory
 
 from .config import Settings
 from .core import Core, build_core
@@ -102,6 +103,7 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     planned = []
     for what, descriptions, make in (
         ("HTTP", settings.listen.http, http_site),
+        ("HTTPS", settings.listen.https, lambda core: TLSMemoryBIOFactory(core.tls, False, http_site(core))),
         ("SFTP", settings.listen.sftp, sftp_factory),
         ("FTP", settings.listen.ftp, ftp_factory),
     ):

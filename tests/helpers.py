@@ -85,6 +85,7 @@ class Daemon:
     process: subprocess.Popen | None = None
     log_path: Path | None = None
     env: dict = field(default_factory=dict)
+    extra_args: list = field(default_factory=list)  # more `serve` flags, e.g. --https
 
     # -- the database, for arranging tests --------------------------------------
 
@@ -218,6 +219,7 @@ class Daemon:
                 f"tcp:{self.sftp_port}:interface=127.0.0.1",
                 "--ftp",
                 f"tcp:{self.ftp_port}:interface=127.0.0.1",
+                *self.extra_args,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

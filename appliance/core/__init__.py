@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..config import Settings
 from ..store import Store
@@ -16,6 +17,7 @@ from .mailboxes import MailboxService
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .throttle import LoginThrottle
+from .tls import ReloadableTLS
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Core:
     profiles: Profiles
     files: FilesService
     mailboxes: MailboxService
+    tls: ReloadableTLS
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -44,7 +47,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     so a second daemon can neither serve nor migrate it.
     """
     data_dir = DataDir(settings.data_path)
-    data_dir.prepare()
+    data_dir.prepare(settings.server.public_hostname)
     if hold_data_dir:
         data_dir.lock()
     threads = Threads(reactor)
@@ -68,4 +71,8 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
         mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor),
+        tls=ReloadableTLS(
+            Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
+            Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,
+        ),
     )

@@ -58,14 +58,23 @@ class DataDir:
         """Where default local sources live."""
         return self.path / "files"
 
+    @property
+    def tls_certificate(self) -> Path:
+        return self.path / "tls" / "cert.pem"
+
+    @property
+    def tls_key(self) -> Path:
+        return self.path / "tls" / "key.pem"
+
     def host_key_path(self, kind: str) -> Path:
         return self.path / "ssh" / f"ssh_host_{kind}_key"
 
-    def prepare(self) -> None:
+    def prepare(self, hostname: str = "localhost") -> None:
         """Create what is missing; raise ConfigError saying what is wrong."""
         try:
             self.path.mkdir(mode=0o750, parents=True, exist_ok=True)
             (self.path / "ssh").mkdir(mode=0o700, exist_ok=True)
+            (self.path / "tls").mkdir(mode=0o700, exist_ok=True)
             self.files.mkdir(mode=0o750, exist_ok=True)
         except OSError as e:
             raise ConfigError(f"data dir {self.path}: cannot create it: {e.strerror}") from None
@@ -75,6 +84,12 @@ class DataDir:
             path = self.host_key_path(kind)
             if not path.exists():
                 _write_private(path, _generate_host_key(kind))
+        if not self.tls_certificate.exists() or not self.tls_key.exists():
+            from .tls import self_signed
+
+            certificate, key = self_signed(hostname)
+            _write_private(self.tls_key, key)
+            _write_private(self.tls_certificate, certificate)
         for name, make in (
             ("token.key", lambda: secrets.token_hex(32).encode()),
             ("secrets.key", Fernet.generate_key),

@@ -1,0 +1,91 @@
+"""The appliance's TLS: the certificate (a configured one, or a self-signed one
+the data dir generates at setup) and one server context for HTTPS and FTPS.
+
+Only TLS 1.2 and 1.3 with forward-secret AEAD ciphers. The context is held by a
+reloadable holder, so SIGHUP picks up a renewed certificate without a restart.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from OpenSSL import SSL, crypto
+from twisted.internet import ssl
+
+from ..errors import ConfigError
+
+CIPHERS = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+)
+
+
+def self_signed(hostname: str) -> tuple[bytes, bytes]:
+    """A certificate and key (PEM) for `hostname`, localhost and the loopback addresses."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = [x509.DNSName(hostname)] if hostname else []
+    if hostname != "localhost":
+        names.append(x509.DNSName("localhost"))
+    for address in ("127.0.0.1", "::1"):
+        names.append(x509.IPAddress(ipaddress.ip_address(address)))
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname or "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=825))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return (
+        cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
+
+
+def load_options(certificate: Path, private_key: Path) -> ssl.CertificateOptions:
+    """Server options from PEM files (the certificate file may hold the chain)."""
+    try:
+        chain = x509.load_pem_x509_certificates(certificate.read_bytes())
+        key = serialization.load_pem_private_key(private_key.read_bytes(), password=None)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"TLS certificate {certificate} / key {private_key}: cannot load: {e}") from None
+    leaf, extra = chain[0], chain[1:]
+    return ssl.CertificateOptions(
+        privateKey=crypto.PKey.from_cryptography_key(key),
+        certificate=crypto.X509.from_cryptography(leaf),
+        extraCertChain=[crypto.X509.from_cryptography(c) for c in extra],
+        raiseMinimumTo=ssl.TLSVersion.TLSv1_2,
+        acceptableCiphers=ssl.AcceptableCiphers.fromOpenSSLCipherString(CIPHERS),
+        enableSessions=True,  # FTPS clients resume the control connection's session on data connections
+    )
+
+
+class ReloadableTLS:
+    """The server context factory every TLS listener shares; `reload` re-reads the files."""
+
+    def __init__(self, certificate: Path, private_key: Path):
+        self.certificate = certificate
+        self.private_key = private_key
+        self._options = load_options(certificate, private_key)
+
+    def reload(self) -> None:
+        self._options = load_options(self.certificate, self.private_key)
+
+    def getContext(self) -> SSL.Context:  # the interface TLSMemoryBIOFactory and startTLS use
+        return self._options.getContext()
+
+    def fingerprint(self) -> str:
+        cert = x509.load_pem_x509_certificates(self.certificate.read_bytes())[0]
+        return cert.fingerprint(hashes.SHA256()).hex(":").upper()

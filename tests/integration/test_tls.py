@@ -1,0 +1,92 @@
+"""HTTPS with the appliance's TLS: the generated certificate, modern TLS only,
+and a configured certificate used as it is."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from appliance.core.tls import self_signed
+
+from ..helpers import free_port, make_daemon
+
+
+@pytest.fixture
+def https_daemon(tmp_path):
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.https_port = free_port()
+    daemon.extra_args = ["--https", f"tcp:{daemon.https_port}:interface=127.0.0.1"]
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def curl(port: int, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["curl", "-sS", "--max-time", "10", *extra, f"https://localhost:{port}/api/portal/initialized/"],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_https_serves_with_the_generated_certificate(https_daemon):
+    cert = https_daemon.data_dir / "tls" / "cert.pem"
+    assert oct((https_daemon.data_dir / "tls" / "key.pem").stat().st_mode & 0o777) == "0o600"
+    trusted = curl(https_daemon.https_port, "--cacert", str(cert))
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stdout == '{"initialized": true}'
+    # without trusting it, a client refuses the self-signed certificate
+    assert curl(https_daemon.https_port).returncode == 60
+
+
+def test_old_tls_and_weak_ciphers_are_refused(https_daemon):
+    port = https_daemon.https_port
+    assert curl(port, "-k", "--tlsv1.1", "--tls-max", "1.1").returncode != 0
+    assert curl(port, "-k", "--tlsv1.2", "--tls-max", "1.2").returncode == 0
+    assert curl(port, "-k", "--tlsv1.3").returncode == 0
+    cbc = subprocess.run(
+        ["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert "Cipher is (NONE)" in cbc.stdout or cbc.returncode != 0
+
+
+def test_a_configured_certificate_is_used_as_is(tmp_path):
+    certificate, key = self_signed("files.example.com")
+    (tmp_path / "mine.pem").write_bytes(certificate)
+    (tmp_path / "mine.key").write_bytes(key)
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.env["APPLIANCE_TLS_CERTIFICATE"] = str(tmp_path / "mine.pem")
+    daemon.env["APPLIANCE_TLS_PRIVATE_KEY"] = str(tmp_path / "mine.key")
+    port = free_port()
+    daemon.extra_args = ["--https", f"tcp:{port}:interface=127.0.0.1"]
+    daemon.start()
+    try:
+        shown = subprocess.run(
+            ["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", "files.example.com"],
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        assert "CN = files.example.com" in shown.stdout
+        ok = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--cacert",
+                str(tmp_path / "mine.pem"),
+                "--resolve",
+                f"files.example.com:{port}:127.0.0.1",
+                f"https://files.example.com:{port}/api/portal/initialized/",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert ok.stdout == '{"initialized": true}', ok.stderr
+    finally:
+        daemon.stop()
