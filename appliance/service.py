@@ -76,6 +76,7 @@ class ApplianceService(service.MultiService):
         super().startService()
         spawn(self._sweep(), "sweeping unfinished uploads")
         spawn(self.core.mailboxes.start(), "starting mailbox polling")
+        self.core.jobs.start()
 
     async def _sweep(self) -> None:
         sources = await self.core.store.run(queries.all_sources)
@@ -88,6 +89,7 @@ class ApplianceService(service.MultiService):
 
     def stopService(self):
         self.core.mailboxes.stop()
+        self.core.jobs.stop()
         d = defer.maybeDeferred(super().stopService)
         d.addBoth(lambda r: (self.core.threads.stop(), self.core.store.close(), r)[-1])
         return d

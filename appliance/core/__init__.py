@@ -13,6 +13,7 @@ from .auth import AuthService
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
+from .jobs import Jobs
 from .mailboxes import MailboxService
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
@@ -37,6 +38,7 @@ class Core:
     files: FilesService
     mailboxes: MailboxService
     tls: ReloadableTLS
+    jobs: Jobs
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -71,6 +73,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
         mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor),
+        jobs=Jobs(store, audit, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,
