@@ -1,0 +1,37 @@
+"""The FTP front end: twisted.protocols.ftp over the core.
+
+`ftp_factory(core)` is what the composition root listens with. The pieces:
+login.py (portal: one checker over core.auth.login, a realm opening the files),
+shell.py (the IFTPShell over a core FileSession), transfer.py (data connections
+and transfers with backpressure), protocol.py (the control connection), and
+errors.py (the one mapping of core errors to FTP replies).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ...errors import ConfigError
+from .login import ftp_portal
+from .protocol import FTPFactory
+
+
+def ftp_factory(core) -> FTPFactory:
+    """The factory for every FTP listener, configured from [ftp]."""
+    settings = core.settings
+    masquerade = settings.ftp.masquerade_address.strip() or None
+    if masquerade is not None:
+        try:
+            ipaddress.IPv4Address(masquerade)
+        except ValueError:
+            raise ConfigError(
+                f"[ftp] masquerade_address: {masquerade!r} is not an IPv4 address (PASV announces an IPv4 address)"
+            ) from None
+    return FTPFactory(
+        ftp_portal(core),
+        core.reactor,
+        passive_ports=settings.passive_port_range(),
+        idle_timeout=settings.ftp.idle_timeout,
+        transfer_timeout=settings.ftp.transfer_timeout,
+        masquerade=masquerade,
+    )

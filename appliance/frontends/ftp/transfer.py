@@ -1,0 +1,440 @@
+"""The data side of FTP: data connections (twisted's DTP machinery, checked and
+with backpressure both ways), files opened for transfer, and the watch that ends
+a stalled or aborted transfer.
+
+Nothing here touches the disk: reads and writes go through the core's Reader
+and Writer, which do their disk work on the work pool.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import deque
+
+from twisted.internet import defer
+from twisted.internet.error import ConnectionDone
+from twisted.internet.interfaces import IConsumer, IPushProducer
+from twisted.logger import Logger
+from twisted.protocols import ftp
+from twisted.python.failure import Failure
+from zope.interface import implementer
+
+from ...core.files import Reader, Writer
+from ...threads import as_deferred
+from .errors import DataConnectionFailed
+
+log = Logger()
+
+CHUNK = 256 * 1024  # bytes per read handed to a data connection
+
+
+def plain_host(host: str) -> str:
+    """An address as text, IPv4-mapped IPv6 addresses as plain IPv4."""
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+# -- data connections -------------------------------------------------------------
+
+
+class DataChannel(ftp.DTP):
+    """One data connection. Unlike twisted's DTP it keeps the reason it closed
+    (a clean close ends an upload, a reset aborts it), never buffers without
+    bound, and leaves closing to the transfer that uses it."""
+
+    def __init__(self):
+        self.reason: Failure | None = None
+        self._closed_waiters: list[defer.Deferred] = []
+        self._held = False  # paused because data came before an upload consumed it
+        self._consumer_paused = False
+        self._aborted = False
+
+    def connectionMade(self):
+        self.isConnected = True
+        self._buffer = []
+        self.factory.channel_made(self)
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._cons is not None:
+            self._cons.write(data)
+            return
+        self._buffer.append(data)
+        if not self._held:
+            self._held = True
+            self.transport.pauseProducing()
+
+    def attach(self, consumer) -> None:
+        """Send what arrives (and what already arrived) to `consumer`."""
+        self._cons = consumer
+        consumer.registerProducer(self, True)
+        buffered, self._buffer = self._buffer, []
+        for chunk in buffered:
+            consumer.write(chunk)
+        if self._held:
+            self._held = False
+            if not self._consumer_paused and self.isConnected:
+                self.transport.resumeProducing()
+
+    def connectionLost(self, reason: Failure) -> None:
+        self.isConnected = False
+        self.reason = reason
+        waiters, self._closed_waiters = self._closed_waiters, []
+        for d in waiters:
+            d.callback(None)
+
+    def when_closed(self) -> defer.Deferred:
+        """Fires (with None) once the connection is closed; `reason` says how."""
+        if self.reason is not None:
+            return defer.succeed(None)
+        d = defer.Deferred()
+        self._closed_waiters.append(d)
+        return d
+
+    # IConsumer, for downloads: proxied to the transport, without twisted's
+    # close-on-unregister (the transfer decides how the connection ends).
+    def registerProducer(self, producer, streaming):
+        self.transport.registerProducer(producer, streaming)
+
+    def unregisterProducer(self):
+        if self.transport is not None and self.transport.producer is not None:
+            self.transport.unregisterProducer()
+
+    def write(self, data: bytes) -> None:
+        if self.isConnected:
+            self.transport.write(data)
+
+    # IPushProducer, for uploads: the consumer pauses us while the disk catches up.
+    def pauseProducing(self):
+        self._consumer_paused = True
+        if self.isConnected:
+            self.transport.pauseProducing()
+
+    def resumeProducing(self):
+        self._consumer_paused = False
+        if self.isConnected and not self._held:
+            self.transport.resumeProducing()
+
+    def stopProducing(self):
+        self.abort()
+
+    def finish(self) -> None:
+        """Close after what was written has been sent."""
+        if self.isConnected and not self._aborted:
+            self.transport.loseConnection()
+
+    def abort(self) -> None:
+        """Close at once, dropping anything unsent (the client sees a reset)."""
+        if self.isConnected and not self._aborted:
+            self._aborted = True
+            self.transport.abortConnection()
+
+
+class DataChannelFactory(ftp.DTPFactory):
+    """Makes the one data connection of a PASV/EPSV or PORT/EPRT, and only with
+    the control connection's peer: connections from other addresses are dropped."""
+
+    noisy = False
+
+    def __init__(self, pi, peer_host: str, reactor):
+        super().__init__(pi, peerHost=peer_host, reactor=reactor)
+        self.deferred.addErrback(lambda _: None)  # twisted's; we use when_connected
+        self.channel: DataChannel | None = None
+        self._failure: Exception | None = None
+        self._waiters: list[defer.Deferred] = []
+
+    def buildProtocol(self, addr):
+        if self._state is not self._IN_PROGRESS:
+            return None
+        host = plain_host(addr.host)
+        if host != self.peerHost:
+            log.warn(
+                "refused an FTP data connection from {host}: the control connection comes from {peer}",
+                host=host,
+                peer=self.peerHost,
+            )
+            return None
+        self._state = self._FINISHED
+        self.cancelTimeout()
+        channel = DataChannel()
+        channel.factory = self
+        channel.pi = self.pi
+        return channel
+
+    def stopFactory(self):
+        self.cancelTimeout()
+
+    def channel_made(self, channel: DataChannel) -> None:
+        self.channel = channel
+        self.pi.dtpInstance = channel
+        waiters, self._waiters = self._waiters, []
+        for d in waiters:
+            d.callback(channel)
+
+    def clientConnectionFailed(self, connector, reason):
+        if self._state is not self._IN_PROGRESS:
+            return
+        self._state = self._FAILED
+        self._fail(DataConnectionFailed(f"Cannot connect to your data port: {reason.getErrorMessage()}"))
+
+    def close(self, why: str) -> None:
+        """No connection is wanted any more (a new PASV, an abort, the end of the session)."""
+        if self._state is self._IN_PROGRESS:
+            self._state = self._FAILED
+        self.cancelTimeout()
+        self._fail(DataConnectionFailed(why))
+
+    def _fail(self, error: Exception) -> None:
+        self._failure = error
+        waiters, self._waiters = self._waiters, []
+        for d in waiters:
+            d.errback(error)
+
+    def when_connected(self) -> defer.Deferred:
+        """Fires with the DataChannel once the client (or our PORT connect) made it."""
+        if self.channel is not None:
+            return defer.succeed(self.channel)
+        if self._failure is not None:
+            return defer.fail(self._failure)
+        d = defer.Deferred(lambda d: self._waiters.remove(d))
+        self._waiters.append(d)
+        return d
+
+
+# -- one transfer -------------------------------------------------------------------
+
+
+def closed_cleanly(outcome) -> bool:
+    return outcome[0] == "closed" and outcome[1].check(ConnectionDone) is not None
+
+
+class Transfer:
+    """Watches one transfer on one data connection. It ends exactly once: when the
+    connection closes (("closed", reason)), when it is cancelled by ABOR, a stall
+    or the loss of the control connection (("cancelled", why)), or when the
+    file side fails (("failed", error))."""
+
+    def __init__(self, channel: DataChannel, clock, timeout: float):
+        self.channel = channel
+        self.cancelled: str | None = None
+        self._clock = clock
+        self._timeout = timeout
+        self._end = defer.Deferred()
+        self._timer = clock.callLater(timeout, self._expired) if timeout > 0 else None
+        channel.when_closed().addCallback(lambda _: self._finish(("closed", channel.reason)))
+
+    def progress(self) -> None:
+        """Data moved: the stall timer starts again."""
+        if self._timer is not None and self._timer.active():
+            self._timer.reset(self._timeout)
+
+    def _expired(self) -> None:
+        self._timer = None
+        self.cancel(f"No data moved for {self._timeout} seconds: the transfer timed out.")
+
+    def cancel(self, why: str) -> None:
+        if self._end.called:
+            return
+        self.cancelled = why
+        self._finish(("cancelled", why))
+        self.channel.abort()
+
+    def fail(self, error: Exception) -> None:
+        self._finish(("failed", error))
+
+    def _finish(self, outcome) -> None:
+        if not self._end.called:
+            self.stop()
+            self._end.callback(outcome)
+
+    def stop(self) -> None:
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self._timer = None
+
+    def ended(self) -> defer.Deferred:
+        """Fires with the outcome (once; a second caller gets nothing useful)."""
+        return self._end
+
+
+# -- files open for transfer -----------------------------------------------------------
+
+
+class MemoryReader:
+    """A Reader over bytes already in memory (a directory listing)."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self.size = len(data)
+
+    async def read(self, offset: int, length: int) -> bytes:
+        return self._data[offset : offset + length]
+
+    async def close(self) -> None:
+        self._data = b""
+
+
+@implementer(ftp.IReadFile, IPushProducer)
+class ReadFile:
+    """A file (core Reader) sent to a consumer in large chunks, paced by the consumer."""
+
+    def __init__(self, reader: Reader | MemoryReader):
+        self.reader = reader
+        self.size = reader.size
+        self.sent = 0
+        self._paused = False
+        self._stopped = False
+        self._wake: defer.Deferred | None = None
+
+    def send(self, consumer, offset: int = 0, progress=None) -> defer.Deferred:
+        """Write the file from `offset` to `consumer`; fires with the bytes written.
+
+        Stops early (without error) if the consumer stops us (connection lost).
+        """
+        return as_deferred(self._send(consumer, offset, progress))
+
+    async def _send(self, consumer, offset: int, progress) -> int:
+        consumer.registerProducer(self, True)
+        try:
+            while not self._stopped:
+                if self._paused:
+                    self._wake = defer.Deferred()
+                    await self._wake
+                    continue
+                data = await self.reader.read(offset, CHUNK)
+                if not data or self._stopped:
+                    break
+                offset += len(data)
+                self.sent += len(data)
+                consumer.write(data)
+                if progress is not None:
+                    progress()
+        finally:
+            consumer.unregisterProducer()
+        return self.sent
+
+    def pauseProducing(self):
+        self._paused = True
+
+    def resumeProducing(self):
+        self._paused = False
+        self._resume()
+
+    def stopProducing(self):
+        self._stopped = True
+        self._resume()
+
+    def _resume(self) -> None:
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.callback(None)
+
+    def close(self) -> defer.Deferred:
+        """Close the file (for a core Reader: writes the download's audit row)."""
+        return as_deferred(self.reader.close())
+
+
+@implementer(IConsumer)
+class UploadConsumer:
+    """Writes what a data connection delivers to a core Writer at increasing
+    offsets, pausing the connection while a write is on the disk."""
+
+    def __init__(self, writer: Writer, offset: int):
+        self._writer = writer
+        self.offset = offset
+        self.received = 0
+        self.error: Exception | None = None
+        self.on_data = None  # called for every chunk (the stall timer)
+        self.on_error = None  # called once with the first write error
+        self._producer = None
+        self._queue: deque[bytes] = deque()
+        self._pumping = False
+        self._paused = False
+        self._stopped = False
+        self._idle: list[defer.Deferred] = []
+
+    def registerProducer(self, producer, streaming):
+        self._producer = producer
+
+    def unregisterProducer(self):
+        self._producer = None
+
+    def write(self, data: bytes) -> None:
+        if self._stopped or self.error is not None:
+            return
+        self.received += len(data)
+        if self.on_data is not None:
+            self.on_data()
+        self._queue.append(data)
+        if not self._pumping:
+            as_deferred(self._pump())
+
+    async def _pump(self) -> None:
+        self._pumping = True
+        try:
+            while self._queue and not self._stopped:
+                data = self._queue.popleft()
+                offset = self.offset
+                self.offset += len(data)
+                d = defer.Deferred.fromCoroutine(self._writer.write(offset, data))
+                if not d.called:
+                    self._pause()
+                await d
+        except Exception as e:  # noqa: BLE001 - handed to the transfer, which replies
+            self.error = e
+            self._queue.clear()
+            if self.on_error is not None and not self._stopped:
+                self.on_error(e)
+        finally:
+            self._pumping = False
+            if self._paused and self.error is None and not self._stopped:
+                self._paused = False
+                if self._producer is not None:
+                    self._producer.resumeProducing()
+            idle, self._idle = self._idle, []
+            for d in idle:
+                d.callback(None)
+
+    def _pause(self) -> None:
+        if not self._paused and self._producer is not None:
+            self._paused = True
+            self._producer.pauseProducing()
+
+    def stop(self) -> None:
+        """Drop anything not yet written (the upload is being aborted)."""
+        self._stopped = True
+        self._queue.clear()
+
+    async def drained(self) -> None:
+        """Wait until every chunk received so far is with the Writer; raise its error."""
+        if self._pumping:
+            d = defer.Deferred()
+            self._idle.append(d)
+            await d
+        if self.error is not None and not self._stopped:
+            raise self.error
+
+
+@implementer(ftp.IWriteFile)
+class WriteFile:
+    """An upload (core Writer): nothing appears under the real name until close()."""
+
+    def __init__(self, writer: Writer):
+        self.writer = writer
+        self.size = writer.size  # bytes already there (resume, append)
+
+    def receive(self, offset: int | None = None) -> defer.Deferred:
+        """A consumer writing from `offset` (default: the end)."""
+        return defer.succeed(UploadConsumer(self.writer, self.size if offset is None else offset))
+
+    def close(self) -> defer.Deferred:
+        """Commit: flush, fsync, rename into place, audit row."""
+        return as_deferred(self.writer.commit())
+
+    def abort(self) -> defer.Deferred:
+        """Remove the temporary file; the real name is untouched."""
+        return as_deferred(self.writer.abort())

@@ -1,0 +1,307 @@
+"""FTP at the protocol level, over a raw socket: refusals real clients never
+provoke (bounce, foreign passive peers, over-long lines, failed sign-ins),
+replies, listings and aborts. Against a live daemon."""
+
+from __future__ import annotations
+
+import calendar
+import os
+import socket
+import time
+
+import pytest
+
+from appliance.errors import (
+    AlreadyExists,
+    AuthenticationFailed,
+    Invalid,
+    NotEmpty,
+    NotFound,
+    PermissionDenied,
+    QuotaExceeded,
+    Unavailable,
+)
+from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
+from appliance.frontends.ftp.protocol import ls_line, quote_path
+
+from ..helpers import ADMIN_PASSWORD
+from .ftp_raw import RawFTP, read_all
+
+PASSWORD = "user-password-1"
+
+
+@pytest.fixture(scope="module")
+def user(daemon) -> str:
+    """A profile with every permission and its home holding a file and a folder."""
+    daemon.add_profile("rawuser")
+    home = daemon.home("rawuser")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "hello.txt").write_bytes(b"hello world\n")
+    (home / "docs").mkdir(exist_ok=True)
+    (home / "docs" / "a.txt").write_bytes(b"a")
+    return "rawuser"
+
+
+@pytest.fixture
+def ftp(daemon, user):
+    with RawFTP(daemon.ftp_port) as client:
+        client.login(user, PASSWORD)
+        yield client
+
+
+def temp_files(folder) -> list[str]:
+    return [p.name for p in folder.rglob(".~upload-*")]
+
+
+def wait_until(condition, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# -- the one error mapping ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (NotFound("No such file or folder: /x"), 550),
+        (PermissionDenied("You may not delete files (/x)."), 550),
+        (QuotaExceeded("Your storage quota of 1.0 KB is used up"), 552),
+        (AlreadyExists("/x already exists."), 550),
+        (Invalid("Names starting with '.~upload-' are reserved"), 553),
+        (NotEmpty("The folder /x is not empty."), 550),
+        (Unavailable("The storage is full"), 451),
+        (AuthenticationFailed("Organisation payment missing"), 530),
+    ],
+)
+def test_core_errors_map_to_ftp_codes_with_their_message(error, code):
+    assert ftp_reply(error) == (code, error.message)
+
+
+def test_unexpected_errors_become_451_internal_error():
+    assert ftp_reply(RuntimeError("boom")) == (451, INTERNAL_ERROR)
+
+
+def test_list_lines_look_like_ls_and_quotes_are_doubled():
+    line = ls_line("café.csv", "file", 1234, 0o100640, 1_700_000_000, 1_700_000_000 + 60)
+    assert line.startswith(b"-rw-r-----")
+    assert b" 1234 Nov 14 22:13 " in line
+    assert line.endswith("café.csv".encode())
+    old = ls_line("d", "dir", 0, 0o040750, 1_500_000_000, 1_700_000_000)
+    assert old.startswith(b"drwxr-x---") and b" 2017 d" in old
+    assert quote_path('/a "b"') == '"/a ""b"""'
+
+
+# -- greeting, features, simple commands ---------------------------------------------------
+
+
+def test_greeting_features_and_simple_commands(daemon, ftp):
+    assert ftp.greeting[0] == 220
+    assert "Twisted" not in ftp.greeting[1]
+    code, text = ftp.cmd("FEAT")
+    assert code == 211
+    features = {line.strip() for line in text.splitlines()[1:-1]}
+    for feature in ("UTF8", "SIZE", "MDTM", "REST STREAM", "EPSV", "PASV"):
+        assert feature in features
+    assert any(f.startswith("MLST ") for f in features)
+    assert not any(f.startswith("AUTH") for f in features)
+    assert ftp.cmd("OPTS UTF8 ON")[0] == 200
+    assert ftp.cmd("SYST")[0] == 215
+    assert ftp.cmd("NOOP")[0] == 200
+    assert ftp.cmd("TYPE A")[0] == 200
+    assert ftp.cmd("TYPE I")[0] == 200
+    assert ftp.cmd("SITE CHMOD 777 hello.txt")[0] == 502
+    assert ftp.cmd("AUTH TLS")[0] == 502
+    assert ftp.cmd("FROB")[0] == 502
+    assert ftp.cmd("PWD") == (257, '"/" is the current folder.')
+    assert ftp.cmd("QUIT")[0] == 221
+    assert ftp.closed()
+
+
+def test_commands_before_sign_in_are_refused_and_anonymous_is_not_a_login(daemon):
+    with RawFTP(daemon.ftp_port) as ftp:
+        assert ftp.cmd("PWD")[0] == 530
+        assert ftp.cmd("LIST")[0] == 530
+        assert ftp.cmd("PASS x")[0] == 503
+        assert ftp.cmd("USER anonymous")[0] == 331
+        code, text = ftp.cmd("PASS guest@example.com")
+        assert code == 530 and "Invalid username or password" in text
+        assert ftp.cmd("PWD")[0] == 530
+
+
+def test_size_mdtm_mlst_and_cwd(daemon, user, ftp):
+    home = daemon.home(user)
+    stamp = calendar.timegm((2021, 3, 4, 5, 6, 7))
+    os.utime(home / "hello.txt", (stamp, stamp))
+    assert ftp.cmd("SIZE hello.txt") == (213, "12")
+    assert ftp.cmd("MDTM hello.txt") == (213, "20210304050607")
+    assert ftp.cmd("SIZE docs")[0] == 550
+    assert ftp.cmd("SIZE missing.txt")[0] == 550
+    code, text = ftp.cmd("MLST hello.txt")
+    assert code == 250
+    facts = text.splitlines()[1].strip()
+    assert facts.startswith("type=file;size=12;modify=20210304050607;perm=")
+    assert facts.endswith(" /hello.txt")
+    assert ftp.cmd("CWD docs")[0] == 250
+    assert ftp.cmd("PWD")[1].startswith('"/docs"')
+    assert ftp.cmd("SIZE a.txt") == (213, "1")
+    assert ftp.cmd("CDUP")[0] == 250
+    assert ftp.cmd("PWD")[1].startswith('"/"')
+    assert ftp.cmd("CWD hello.txt")[0] >= 500
+
+
+def test_mlsd_and_nlst_without_argument(daemon, user, ftp):
+    port = ftp.epsv()
+    conn = ftp.data(port)
+    assert ftp.cmd("MLSD")[0] == 150
+    listing = read_all(conn).decode()
+    assert ftp.reply()[0] == 226
+    lines = dict(line.split(" ", 1)[::-1] for line in listing.splitlines())
+    assert lines["docs"].startswith("type=dir;")
+    assert lines["hello.txt"].startswith("type=file;size=12;")
+    assert "perm=" in lines["hello.txt"] and "r" in lines["hello.txt"].split("perm=")[1]
+
+    port = ftp.epsv()
+    conn = ftp.data(port)
+    assert ftp.cmd("NLST")[0] == 150
+    names = read_all(conn).decode().split("\r\n")
+    assert ftp.reply()[0] == 226
+    assert "hello.txt" in names and "docs" in names
+
+
+def test_cwd_up_from_home_and_paths_outside_are_refused(daemon, user, ftp):
+    code, text = ftp.cmd("CWD ..")
+    assert code == 550 and "outside your home" in text
+    assert ftp.cmd("PWD")[1].startswith('"/"')
+    for path in ("../../etc/passwd", "/etc/passwd", "/../../../etc/passwd", "docs/../../x"):
+        ftp.epsv()
+        code, _ = ftp.cmd(f"RETR {path}")
+        assert code == 550, path
+    assert ftp.cmd("SIZE /etc/passwd")[0] == 550
+
+
+def test_port_and_eprt_only_to_the_clients_own_address_and_unprivileged_ports(daemon, ftp):
+    code, text = ftp.cmd("PORT 127,0,0,2,200,10")
+    assert code == 504 and "your own address" in text
+    code, text = ftp.cmd("PORT 10,1,2,3,200,10")
+    assert code == 504
+    code, text = ftp.cmd("PORT 127,0,0,1,0,80")
+    assert code == 504 and "below 1024" in text
+    assert ftp.cmd("EPRT |1|10.0.0.1|5000|")[0] == 504
+    assert ftp.cmd("EPRT |1|127.0.0.1|21|")[0] == 504
+    assert ftp.cmd("PORT 1,2,3")[0] == 501
+    assert ftp.cmd("EPRT garbage")[0] == 501
+
+    # To our own address and a high port it works (active mode).
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        assert ftp.cmd(f"PORT 127,0,0,1,{port >> 8},{port & 255}")[0] == 200
+        assert ftp.cmd("RETR hello.txt")[0] == 150
+        conn, _ = listener.accept()
+        conn.settimeout(20)
+        assert read_all(conn) == b"hello world\n"
+        assert ftp.reply()[0] == 226
+
+
+def test_passive_ports_come_from_the_range_on_the_control_address(daemon, ftp):
+    low, high = daemon.passive
+    host, port = ftp.pasv()
+    assert host == "127.0.0.1"
+    assert low <= port <= high
+    assert low <= ftp.epsv() <= high
+
+
+def test_passive_connection_from_another_address_is_refused(daemon, user, ftp):
+    _, port = ftp.pasv()
+    stranger = ftp.data(port, source="127.0.0.2")
+    stranger.settimeout(10)
+    try:
+        assert stranger.recv(100) == b""
+    except ConnectionResetError:
+        pass
+    stranger.close()
+    # The client's own data connection is still accepted afterwards.
+    conn = ftp.data(port)
+    assert ftp.cmd("RETR hello.txt")[0] == 150
+    assert read_all(conn) == b"hello world\n"
+    assert ftp.reply()[0] == 226
+    assert "refused an FTP data connection from 127.0.0.2" in daemon.output()
+
+
+def test_an_over_long_command_line_is_answered_500_and_dropped(daemon, ftp):
+    ftp.send(b"NOOP " + b"x" * 20000)
+    code, text = ftp.reply()
+    assert code == 500 and "too long" in text
+    assert ftp.closed()
+
+
+def test_invalid_utf8_is_refused(daemon, ftp):
+    assert ftp.cmd(b"SIZE caf\xe9")[0] == 501
+    assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_failed_sign_ins_are_bounded_per_connection(daemon):
+    daemon.add_profile("guesser", "right-password-1")
+    # From an address of its own, so the core's throttle does not slow other tests.
+    with RawFTP(daemon.ftp_port, source="127.0.0.3", timeout=60) as ftp:
+        for attempt in range(5):
+            assert ftp.cmd("USER guesser")[0] == 331
+            code, _ = ftp.cmd(f"PASS wrong-{attempt}")
+            assert code == 530
+        code, text = ftp.reply()
+        assert code == 421 and "Too many failed sign-ins" in text
+        assert ftp.closed()
+    assert len([row for row in daemon.logs("login_failed") if row["username"] == "guesser"]) == 5
+
+
+def test_abor_stops_an_upload_and_leaves_nothing(daemon, user, ftp):
+    home = daemon.home(user)
+    port = ftp.epsv()
+    conn = ftp.data(port)
+    assert ftp.cmd("STOR aborted.bin")[0] == 150
+    conn.sendall(os.urandom(3 << 20))
+    assert wait_until(lambda: temp_files(home))
+    ftp.send("ABOR")
+    assert ftp.reply()[0] == 426
+    assert ftp.reply()[0] == 226
+    conn.close()
+    assert wait_until(lambda: not temp_files(home))
+    assert not (home / "aborted.bin").exists()
+    assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_rest_beyond_the_end_is_refused(daemon, user, ftp):
+    ftp.epsv()
+    assert ftp.cmd("REST 1000")[0] == 350
+    code, text = ftp.cmd("RETR hello.txt")
+    assert code == 554 and "12 bytes" in text
+    assert ftp.cmd("REST -1")[0] == 501
+
+
+def test_rename_sequence(daemon, user, ftp):
+    home = daemon.home(user)
+    (home / "old.txt").write_bytes(b"x")
+    assert ftp.cmd("RNTO new.txt")[0] == 503
+    assert ftp.cmd("RNFR missing.txt")[0] == 550
+    assert ftp.cmd("RNFR old.txt")[0] == 350
+    assert ftp.cmd("RNTO new.txt")[0] == 250
+    assert (home / "new.txt").read_bytes() == b"x" and not (home / "old.txt").exists()
+
+
+def test_admin_sees_the_whole_source(daemon):
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login("admin", ADMIN_PASSWORD)
+        assert ftp.cmd("CWD /rawuser")[0] == 250
+        assert ftp.cmd("SIZE hello.txt") == (213, "12")
+
+
+def test_the_daemon_logged_no_unhandled_errors(daemon):
+    output = daemon.output()
+    assert "Unhandled error" not in output
+    assert "Traceback" not in output
