@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import signal
 import sys
 
 from . import __version__, config
@@ -131,9 +132,12 @@ def cmd_check(args) -> int:
 
 def cmd_serve(args) -> int:
     from twisted.internet import reactor
-    from twisted.logger import globalLogBeginner, textFileLogObserver
+    from twisted.logger import Logger, globalLogBeginner, textFileLogObserver
 
+    from . import systemd
     from .service import build_service
+
+    log = Logger("appliance")
 
     settings = _load_settings(args)
     for what in ("http", "https", "sftp", "ftp"):
@@ -153,6 +157,19 @@ def cmd_serve(args) -> int:
             print(f"appliance: {e}", file=sys.stderr, flush=True)
             exit_code["code"] = 1
             reactor.stop()
+            return
+        systemd.notify("READY=1\nSTATUS=Serving " + ", ".join(listener.description for listener in daemon.listeners))
+        systemd.start_watchdog(reactor)
+
+    def reload_tls():
+        try:
+            daemon.core.tls.reload()
+            log.info("reloaded the TLS certificate from {path}", path=str(daemon.core.tls.certificate))
+        except ConfigError as e:
+            log.error("SIGHUP: {error}; keeping the certificate in use", error=str(e))
+
+    # SIGHUP: re-read the TLS certificate (logs go to stdout: nothing to reopen)
+    signal.signal(signal.SIGHUP, lambda *_: reactor.callFromThread(reload_tls))
 
     from twisted.internet import defer
 

@@ -25,6 +25,7 @@ class ServerSettings:
     public_hostname: str = "localhost"
     allow_signup: bool = False
     trial_days: int = 14
+    shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
 
 
 @dataclass

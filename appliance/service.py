@@ -13,6 +13,7 @@ from .config import Settings
 from .core import Core, build_core
 from .errors import ConfigError
 from .store import queries
+from .systemd import notify
 from .threads import spawn
 
 log = Logger()
@@ -88,11 +89,20 @@ class ApplianceService(service.MultiService):
             await listener.listening
 
     def stopService(self):
-        self.core.mailboxes.stop()
-        self.core.jobs.stop()
-        d = defer.maybeDeferred(super().stopService)
-        d.addBoth(lambda r: (self.core.threads.stop(), self.core.store.close(), r)[-1])
-        return d
+        return defer.Deferred.fromCoroutine(self._stop())
+
+    async def _stop(self) -> None:
+        """Drain: refuse new sign-ins, stop listening, give uploads in flight a grace
+        period, abort the rest (no temporary file is left), then close the database."""
+        core = self.core
+        core.auth.closing = True
+        notify("STOPPING=1")
+        core.mailboxes.stop()
+        core.jobs.stop()
+        await defer.maybeDeferred(super().stopService)
+        await core.files.drain(core.reactor, core.settings.server.shutdown_grace)
+        core.threads.stop()
+        core.store.close()
 
 
 def build_service(settings: Settings, reactor) -> ApplianceService:

@@ -78,6 +78,7 @@ class AuthService:
         self._audit = audit
         self._throttle = throttle
         self._clock = clock
+        self.closing = False  # set at shutdown: new sign-ins are refused
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
@@ -129,6 +130,8 @@ class AuthService:
         client holds the private key.
         """
         username = username.strip()
+        if self.closing:
+            raise AuthenticationFailed("The appliance is restarting; try again in a minute.")
         refusal = self.banned(address)
         if refusal is not None:
             raise AuthenticationFailed(refusal)

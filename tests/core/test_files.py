@@ -237,3 +237,20 @@ async def test_sweep_removes_leftovers_of_a_crash(core):
     assert await core.files.sweep(sources) == 1
     assert temp_files(session.tree.root) == []
     assert not os.path.exists(os.path.join(session.tree.root, "crash.bin"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_shutdown_drain_waits_for_uploads_then_aborts_the_rest(core):
+    from twisted.internet import reactor
+    from twisted.internet.defer import Deferred
+
+    session = await session_for(core)
+    finishing = await session.open_write("/finishing.bin")
+    stuck = await session.open_write("/stuck.bin")
+    await finishing.write(0, b"done")
+    await stuck.write(0, b"x" * (2 << 20))
+    assert core.files.uploads == {finishing, stuck}
+    reactor.callLater(0.1, lambda: Deferred.fromCoroutine(finishing.commit()))
+    assert await core.files.drain(reactor, grace=0.6) == 1
+    assert core.files.uploads == set()
+    assert sorted(os.listdir(session.tree.root)) == ["finishing.bin"]  # the stuck one left nothing

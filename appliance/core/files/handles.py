@@ -107,8 +107,11 @@ class Writer:
         limits: Limits,
         replaced: int | None,
         commit: Callable[[Writer], Awaitable[None]],
+        registry: set | None = None,
     ):
         self._threads = threads
+        self._registry = registry if registry is not None else set()
+        self._registry.add(self)
         self.location = location
         self.temp_name = temp_name
         self._fd = fd
@@ -191,6 +194,7 @@ class Writer:
             await self.abort()
             raise
         self._done = True
+        self._registry.discard(self)
         self._limits.release(self.size)
         self._limits.committed(self.size, self.replaced)
         self.location.close()
@@ -215,6 +219,7 @@ class Writer:
         if self._done:
             return
         self._done = True
+        self._registry.discard(self)
         self._buffer = bytearray()
         self._limits.release(self.size)
         await self._lock.acquire()

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from twisted.internet import task
 from twisted.logger import Logger
 
 from ...errors import AlreadyExists, Invalid, NotFound, PermissionDenied, Unavailable
@@ -67,6 +68,21 @@ class FilesService:
         self._audit = audit
         self._quotas = quotas
         self._data_dir = Path(data_dir)
+        self.uploads: set[Writer] = set()  # in progress, for draining at shutdown
+
+    async def drain(self, clock, grace: float) -> int:
+        """Wait up to `grace` seconds for uploads in progress, then abort the rest
+        (their temporary files are removed). Returns how many were aborted."""
+        waited = 0.0
+        while self.uploads and waited < grace:
+            await task.deferLater(clock, 0.2, lambda: None)
+            waited += 0.2
+        unfinished = list(self.uploads)
+        for writer in unfinished:
+            await writer.abort()
+        if unfinished:
+            log.warn("shutdown aborted {count} unfinished uploads", count=len(unfinished))
+        return len(unfinished)
 
     def source_root(self, source: Source) -> Path:
         """The folder of a local source (relative paths are inside the data dir)."""
@@ -227,7 +243,9 @@ class FileSession:
             location.close()
             raise
         replaced = st.st_size if st is not None else None
-        writer = Writer(self._threads, location, temp_name, fd, start, self.limits, replaced, self._uploaded)
+        writer = Writer(
+            self._threads, location, temp_name, fd, start, self.limits, replaced, self._uploaded, self._service.uploads
+        )
         if start:
             try:
                 self.limits.grow(start, replaced or 0)
