@@ -12,7 +12,13 @@ import pytest
 
 from ..helpers import ROOT
 
-UNITS = ["appliance.service", "appliance-sftp.socket", "appliance-ftp.socket", "appliance-http.socket"]
+UNITS = [
+    "appliance.service",
+    "appliance-sftp.socket",
+    "appliance-ftp.socket",
+    "appliance-http.socket",
+    "appliance-https.socket",
+]
 pytestmark = pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd is not installed")
 
 
@@ -58,7 +64,7 @@ def test_the_service_is_hardened(units):
 
 
 def test_each_socket_names_its_descriptor(units):
-    for name, ports in (("sftp", ["22"]), ("ftp", ["21"]), ("http", ["80", "443"])):
+    for name, ports in (("sftp", ["22"]), ("ftp", ["21"]), ("http", ["80"]), ("https", ["443"])):
         text = (units / f"appliance-{name}.socket").read_text()
         assert f"FileDescriptorName={name}" in text
         assert re.findall(r"ListenStream=(\d+)", text) == ports
