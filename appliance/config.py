@@ -60,6 +60,9 @@ class TlsSettings:
 @dataclass
 class SecuritySettings:
     bcrypt_rounds: int = 12
+    max_connections_per_address: int = 50
+    max_unauthenticated: int = 100  # connections still signing in, all protocols together
+    max_unauthenticated_per_address: int = 10
 
 
 @dataclass

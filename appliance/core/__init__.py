@@ -10,6 +10,7 @@ from ..store import Store
 from ..threads import Threads
 from .audit import AuditLog
 from .auth import AuthService
+from .connections import ConnectionLimits, ConnectionSettings
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
@@ -39,6 +40,7 @@ class Core:
     mailboxes: MailboxService
     tls: ReloadableTLS
     jobs: Jobs
+    connections: ConnectionLimits
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -74,6 +76,13 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         files=files,
         mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor),
         jobs=Jobs(store, audit, reactor),
+        connections=ConnectionLimits(
+            ConnectionSettings(
+                per_address=settings.security.max_connections_per_address,
+                unauthenticated=settings.security.max_unauthenticated,
+                unauthenticated_per_address=settings.security.max_unauthenticated_per_address,
+            )
+        ),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,
