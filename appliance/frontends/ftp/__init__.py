@@ -34,4 +34,5 @@ def ftp_factory(core) -> FTPFactory:
         idle_timeout=settings.ftp.idle_timeout,
         transfer_timeout=settings.ftp.transfer_timeout,
         masquerade=masquerade,
+        banned=core.auth.banned,
     )

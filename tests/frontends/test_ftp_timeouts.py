@@ -1,0 +1,86 @@
+"""FTP idle and transfer timeouts (a daemon of its own with short ones), and the
+refusal of banned addresses as they connect."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from twisted.internet.address import IPv4Address
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+
+from appliance.frontends.ftp.protocol import FTPFactory
+
+from ..helpers import make_daemon
+from .ftp_raw import RawFTP
+
+PASSWORD = "user-password-1"
+
+
+@pytest.fixture(scope="module")
+def impatient(tmp_path_factory):
+    """A daemon whose FTP idle and transfer timeouts are 2 seconds."""
+    daemon = make_daemon(tmp_path_factory.mktemp("impatient"), start=False)
+    daemon.env["APPLIANCE_FTP_IDLE_TIMEOUT"] = "2"
+    daemon.env["APPLIANCE_FTP_TRANSFER_TIMEOUT"] = "2"
+    daemon.start()
+    daemon.add_profile("sleepy", PASSWORD)
+    yield daemon
+    daemon.stop()
+
+
+def test_an_idle_control_connection_is_closed(impatient):
+    with RawFTP(impatient.ftp_port, timeout=30) as ftp:
+        ftp.login("sleepy", PASSWORD)
+        code, text = ftp.reply()  # nothing sent: the next thing is the server's goodbye
+        assert code == 421 and "closing the connection" in text
+        assert ftp.closed()
+
+
+def test_a_stalled_upload_times_out_and_leaves_nothing(impatient):
+    with RawFTP(impatient.ftp_port, timeout=30) as ftp:
+        ftp.login("sleepy", PASSWORD)
+        home = impatient.home("sleepy")
+        port = ftp.epsv()
+        conn = ftp.data(port)
+        assert ftp.cmd("STOR stalled.bin")[0] == 150
+        conn.sendall(b"some bytes, then nothing")
+        code, text = ftp.reply()
+        assert code == 426 and "timed out" in text
+        conn.close()
+        deadline = time.monotonic() + 10
+        while list(home.glob(".~upload-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(home.glob(".~upload-*"))
+        assert not (home / "stalled.bin").exists()
+        # The control connection is still usable (its idle timer restarted).
+        assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_the_daemon_logged_no_unhandled_errors(impatient):
+    output = impatient.output()
+    assert "Unhandled error" not in output
+    assert "Traceback" not in output
+
+
+def test_a_banned_address_is_refused_before_any_sign_in():
+    clock = Clock()
+    refusals = {"192.0.2.7": "Too many failed sign-ins from 192.0.2.7: try again in 5 minutes."}
+    factory = FTPFactory(
+        None,
+        clock,
+        passive_ports=range(30000, 30010),
+        idle_timeout=60,
+        transfer_timeout=60,
+        masquerade=None,
+        banned=refusals.get,
+    )
+    for address, expected in (("192.0.2.7", b"421 Too many failed sign-ins"), ("192.0.2.8", b"220 ")):
+        protocol = factory.buildProtocol(IPv4Address("TCP", address, 40000))
+        transport = StringTransport(peerAddress=IPv4Address("TCP", address, 40000))
+        protocol.makeConnection(transport)
+        assert transport.value().startswith(expected)
+        assert transport.disconnecting == (expected.startswith(b"421"))
+        protocol.connectionLost(None)
+    assert not clock.getDelayedCalls()
