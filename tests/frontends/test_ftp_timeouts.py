@@ -10,6 +10,7 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
+from appliance.core.connections import ConnectionLimits, ConnectionSettings
 from appliance.frontends.ftp.protocol import FTPFactory
 
 from ..helpers import make_daemon
@@ -84,3 +85,27 @@ def test_a_banned_address_is_refused_before_any_sign_in():
         assert transport.disconnecting == (expected.startswith(b"421"))
         protocol.connectionLost(None)
     assert not clock.getDelayedCalls()
+
+
+def test_connection_limits_of_the_core_apply():
+    limits = ConnectionLimits(ConnectionSettings(per_address=1, unauthenticated=10, unauthenticated_per_address=10))
+    factory = FTPFactory(
+        None,
+        Clock(),
+        passive_ports=range(30000, 30010),
+        idle_timeout=60,
+        transfer_timeout=60,
+        masquerade=None,
+        connections=limits,
+    )
+    peer = IPv4Address("TCP", "192.0.2.9", 40000)
+    first, second = factory.buildProtocol(peer), factory.buildProtocol(peer)
+    first_transport, second_transport = StringTransport(peerAddress=peer), StringTransport(peerAddress=peer)
+    first.makeConnection(first_transport)
+    second.makeConnection(second_transport)
+    assert first_transport.value().startswith(b"220 ")
+    assert second_transport.value().startswith(b"421 Too many connections from 192.0.2.9")
+    assert limits.connections_from("192.0.2.9") == 1
+    first.connectionLost(None)
+    second.connectionLost(None)
+    assert limits.connections_from("192.0.2.9") == 0

@@ -35,4 +35,5 @@ def ftp_factory(core) -> FTPFactory:
         transfer_timeout=settings.ftp.transfer_timeout,
         masquerade=masquerade,
         banned=core.auth.banned,
+        connections=core.connections,
     )

@@ -144,6 +144,7 @@ class FTPSession(ftp.FTP):
     masquerade: str | None = None
     transfer_timeout = 300
     banned = None  # address -> why it is refused now, or None (core.auth.banned)
+    connections = None  # core.connections: limits per address and while signing in
 
     def __init__(self):
         self.cwd = "/"
@@ -158,6 +159,7 @@ class FTPSession(ftp.FTP):
         self._login_failures = 0
         self._mlst_facts = MLST_FACTS
         self._command = ""
+        self._ticket = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -167,9 +169,15 @@ class FTPSession(ftp.FTP):
             self.transport.setTcpNoDelay(True)  # replies are small and wait for the client
         except (AttributeError, OSError):
             pass
-        refusal = self.banned(self._peer_host()) if self.banned is not None else None
+        address = self._peer_host()
+        # A banned address costs no password check: refused as it connects.
+        refusal = self.banned(address) if self.banned is not None else None
+        if refusal is None and self.connections is not None:
+            try:
+                self._ticket = self.connections.open(address, "ftp")
+            except ApplianceError as e:
+                refusal = str(e)
         if refusal is not None:
-            # A banned address costs no password check: refused as it connects.
             self.reply_code(421, refusal)
             self.disconnected = True
             self.transport.loseConnection()
@@ -179,6 +187,8 @@ class FTPSession(ftp.FTP):
 
     def connectionLost(self, reason):
         self._lost = True
+        if self._ticket is not None:
+            self._ticket.close()
         self._queue.clear()
         self._abort_transfer("The control connection was lost.")
         self._reset_data()
@@ -353,6 +363,8 @@ class FTPSession(ftp.FTP):
         self.logout = logout
         self.cwd = "/"
         self.state = self.AUTHED
+        if self._ticket is not None:
+            self._ticket.authenticated()
         return 230, f"Signed in as {username}."
 
     def ftp_AUTH(self, mechanism=""):
@@ -834,9 +846,11 @@ class FTPFactory(ftp.FTPFactory):
         transfer_timeout: int,
         masquerade: str | None,
         banned=None,
+        connections=None,
     ):
         super().__init__(portal)
         self.banned = banned
+        self.connections = connections
         self.reactor = reactor
         self.passivePortRange = passive_ports
         self.timeOut = idle_timeout
@@ -851,4 +865,5 @@ class FTPFactory(ftp.FTPFactory):
             session.transfer_timeout = self.transfer_timeout
             session.masquerade = self.masquerade
             session.banned = self.banned
+            session.connections = self.connections
         return wrapper
