@@ -9,7 +9,6 @@ and Writer, which do their disk work on the work pool.
 from __future__ import annotations
 
 import ipaddress
-from collections import deque
 
 from twisted.internet import defer
 from twisted.internet.error import ConnectionDone
@@ -341,7 +340,11 @@ class ReadFile:
 @implementer(IConsumer)
 class UploadConsumer:
     """Writes what a data connection delivers to a core Writer at increasing
-    offsets, pausing the connection while a write is on the disk."""
+    offsets. A write that goes to the disk (the Writer flushes 1 MiB at a time on
+    the work pool) is left running while data keeps arriving; the connection is
+    paused only while MAX_IN_FLIGHT of them are pending, so memory stays bounded."""
+
+    MAX_IN_FLIGHT = 2
 
     def __init__(self, writer: Writer, offset: int):
         self._writer = writer
@@ -351,8 +354,7 @@ class UploadConsumer:
         self.on_data = None  # called for every chunk (the stall timer)
         self.on_error = None  # called once with the first write error
         self._producer = None
-        self._queue: deque[bytes] = deque()
-        self._pumping = False
+        self._in_flight = 0
         self._paused = False
         self._stopped = False
         self._idle: list[defer.Deferred] = []
@@ -369,35 +371,34 @@ class UploadConsumer:
         self.received += len(data)
         if self.on_data is not None:
             self.on_data()
-        self._queue.append(data)
-        if not self._pumping:
-            as_deferred(self._pump())
+        offset = self.offset
+        self.offset += len(data)
+        d = defer.Deferred.fromCoroutine(self._writer.write(offset, data))
+        if d.called:  # buffered in memory: the common case
+            d.addErrback(self._failed)
+            return
+        self._in_flight += 1
+        if self._in_flight >= self.MAX_IN_FLIGHT:
+            self._pause()
+        d.addErrback(self._failed)
+        d.addBoth(self._landed)
 
-    async def _pump(self) -> None:
-        self._pumping = True
-        try:
-            while self._queue and not self._stopped:
-                data = self._queue.popleft()
-                offset = self.offset
-                self.offset += len(data)
-                d = defer.Deferred.fromCoroutine(self._writer.write(offset, data))
-                if not d.called:
-                    self._pause()
-                await d
-        except Exception as e:  # noqa: BLE001 - handed to the transfer, which replies
-            self.error = e
-            self._queue.clear()
-            if self.on_error is not None and not self._stopped:
-                self.on_error(e)
-        finally:
-            self._pumping = False
-            if self._paused and self.error is None and not self._stopped:
-                self._paused = False
-                if self._producer is not None:
-                    self._producer.resumeProducing()
+    def _landed(self, _) -> None:
+        self._in_flight -= 1
+        if self._paused and self._in_flight < self.MAX_IN_FLIGHT and self.error is None and not self._stopped:
+            self._paused = False
+            if self._producer is not None:
+                self._producer.resumeProducing()
+        if self._in_flight == 0:
             idle, self._idle = self._idle, []
             for d in idle:
                 d.callback(None)
+
+    def _failed(self, failure) -> None:
+        if self.error is None:
+            self.error = failure.value
+            if self.on_error is not None and not self._stopped:
+                self.on_error(failure.value)
 
     def _pause(self) -> None:
         if not self._paused and self._producer is not None:
@@ -405,13 +406,12 @@ class UploadConsumer:
             self._producer.pauseProducing()
 
     def stop(self) -> None:
-        """Drop anything not yet written (the upload is being aborted)."""
+        """Take no more data (the upload is being aborted)."""
         self._stopped = True
-        self._queue.clear()
 
     async def drained(self) -> None:
         """Wait until every chunk received so far is with the Writer; raise its error."""
-        if self._pumping:
+        if self._in_flight:
             d = defer.Deferred()
             self._idle.append(d)
             await d
