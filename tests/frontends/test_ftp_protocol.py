@@ -276,6 +276,24 @@ def test_abor_stops_an_upload_and_leaves_nothing(daemon, user, ftp):
     assert ftp.cmd("NOOP")[0] == 200
 
 
+def test_abor_after_a_telnet_synch_stops_a_download(daemon, user, ftp):
+    home = daemon.home(user)
+    (home / "large.bin").write_bytes(os.urandom(32 << 20))
+    port = ftp.epsv()
+    conn = ftp.data(port)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    assert ftp.cmd("RETR large.bin")[0] == 150
+    conn.recv(4096)  # the transfer is under way; we read no more, so it stalls
+    ftp.sock.sendall(b"\xff\xf4\xff")  # IAC IP, then IAC DM whose DM went as urgent data
+    ftp.sock.send(b"\xf2", socket.MSG_OOB)
+    ftp.send("ABOR")
+    code, text = ftp.reply()
+    assert code == 426 and "aborted" in text
+    assert ftp.reply()[0] == 226
+    conn.close()
+    assert ftp.cmd("NOOP")[0] == 200
+
+
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):
     ftp.epsv()
     assert ftp.cmd("REST 1000")[0] == 350

@@ -1,30 +1,36 @@
-"""FTP idle and transfer timeouts (a daemon of its own with short ones), and the
-refusal of banned addresses as they connect."""
+"""FTP settings other than the defaults (a daemon of its own with short idle and
+transfer timeouts and a masquerade address), and refusals as connections open
+(banned addresses, connection limits)."""
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import pytest
 from twisted.internet.address import IPv4Address
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
+from appliance import config
 from appliance.core.connections import ConnectionLimits, ConnectionSettings
+from appliance.errors import ConfigError
+from appliance.frontends.ftp import ftp_factory
 from appliance.frontends.ftp.protocol import FTPFactory
 
 from ..helpers import make_daemon
-from .ftp_raw import RawFTP
+from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
 
 
 @pytest.fixture(scope="module")
 def impatient(tmp_path_factory):
-    """A daemon whose FTP idle and transfer timeouts are 2 seconds."""
+    """A daemon whose FTP idle and transfer timeouts are 2 seconds, behind 'NAT'."""
     daemon = make_daemon(tmp_path_factory.mktemp("impatient"), start=False)
     daemon.env["APPLIANCE_FTP_IDLE_TIMEOUT"] = "2"
     daemon.env["APPLIANCE_FTP_TRANSFER_TIMEOUT"] = "2"
+    daemon.env["APPLIANCE_FTP_MASQUERADE_ADDRESS"] = "203.0.113.5"
     daemon.start()
     daemon.add_profile("sleepy", PASSWORD)
     yield daemon
@@ -57,6 +63,28 @@ def test_a_stalled_upload_times_out_and_leaves_nothing(impatient):
         assert not (home / "stalled.bin").exists()
         # The control connection is still usable (its idle timer restarted).
         assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_pasv_announces_the_masquerade_address_but_listens_on_the_control_address(impatient):
+    home = impatient.home("sleepy")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "hello.txt").write_bytes(b"hello")
+    with RawFTP(impatient.ftp_port) as ftp:
+        ftp.login("sleepy", PASSWORD)
+        host, port = ftp.pasv()
+        assert host == "203.0.113.5"
+        assert impatient.passive[0] <= port <= impatient.passive[1]
+        conn = ftp.data(port)  # the port is on the address we connected to
+        assert ftp.cmd("RETR hello.txt")[0] == 150
+        assert read_all(conn) == b"hello"
+        assert ftp.reply()[0] == 226
+
+
+def test_a_masquerade_address_must_be_ipv4():
+    settings = config.load(None, {"APPLIANCE_FTP_MASQUERADE_ADDRESS": "files.example.com"})
+    core = SimpleNamespace(settings=settings, reactor=Clock(), files=None, auth=None, connections=None)
+    with pytest.raises(ConfigError, match="masquerade_address"):
+        ftp_factory(core)
 
 
 def test_the_daemon_logged_no_unhandled_errors(impatient):

@@ -52,7 +52,9 @@ COMMIT_GRACE = 0.05
 FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
 PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "HELP", "AUTH"})
 GLOB = re.compile(r"[*?\[]")
-IAC = re.compile(rb"\xff[\xf0-\xfe]")
+# Telnet commands (IAC + a byte) clients put before ABOR; the urgent DM byte of a
+# Synch is dropped by the kernel, which can leave a lone IAC behind.
+IAC = re.compile(rb"\xff[\xf0-\xff]?")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 SIX_MONTHS = 182 * 24 * 3600
 FEATURES = (
@@ -239,7 +241,7 @@ class FTPSession(ftp.FTP):
     # -- command dispatch ---------------------------------------------------------------
 
     def lineReceived(self, line: bytes):
-        line = IAC.sub(b"", line).replace(b"\xff\xff", b"\xff")
+        line = IAC.sub(b"", line)
         if self.disconnected:
             return
         if self._busy:
