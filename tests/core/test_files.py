@@ -254,3 +254,20 @@ async def test_shutdown_drain_waits_for_uploads_then_aborts_the_rest(core):
     assert await core.files.drain(reactor, grace=0.6) == 1
     assert core.files.uploads == set()
     assert sorted(os.listdir(session.tree.root)) == ["finishing.bin"]  # the stuck one left nothing
+
+
+@pytest_twisted.ensureDeferred
+async def test_reads_in_any_order_return_the_right_bytes(core):
+    import random
+
+    session = await session_for(core)
+    data = os.urandom(5 * 1024 * 1024 + 333)
+    await upload(session, "/big.bin", data)
+    assert await download(session, "/big.bin") == data  # sequential, with prefetch
+    reader = await session.open_read("/big.bin")
+    rng = random.Random(7)
+    for _ in range(200):
+        offset = rng.randrange(0, len(data) + 10)
+        length = rng.choice([1, 100, 32768, 65536, 1 << 20])
+        assert await reader.read(offset, length) == data[offset : offset + length]
+    await reader.close()

@@ -39,6 +39,8 @@ class Reader:
         self._lock = DeferredLock()
         self._window = b""
         self._window_start = 0
+        self._next = None  # the following window, being read in the background
+        self._next_start = 0
         self.bytes_read = 0
         self.reads = 0
         self._closed = False
@@ -56,6 +58,7 @@ class Reader:
         start = offset - self._window_start
         if 0 <= start and offset + length <= self._window_start + len(self._window):
             data = self._window[start : start + length]
+            self._prefetch(start)
         else:
             await self._lock.acquire()
             try:
@@ -65,10 +68,29 @@ class Reader:
         self.bytes_read += len(data)
         return data
 
+    def _prefetch(self, position: int) -> None:
+        """Past half of a full window, read the next one before it is asked for."""
+        if self._next is None and len(self._window) == READ_AHEAD and position >= READ_AHEAD // 2:
+            self._next_start = self._window_start + READ_AHEAD
+            self._next = self._threads.work(os.pread, self._fd, READ_AHEAD, self._next_start)
+
+    async def _take_next(self) -> None:
+        """Make the prefetched window the current one."""
+        pending, self._next = self._next, None
+        try:
+            chunk = await pending
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        self._window, self._window_start = chunk, self._next_start
+
     async def _fetch(self, offset: int, length: int) -> bytes:
+        if self._next is not None and self._next_start <= offset < self._next_start + READ_AHEAD:
+            await self._take_next()
         start = offset - self._window_start
         if 0 <= start and offset + length <= self._window_start + len(self._window):
             return self._window[start : start + length]  # filled while we waited
+        if self._next is not None:  # a jump elsewhere: let the background read finish unused
+            await self._drop_next()
         want = max(length, READ_AHEAD)
         try:
             chunk = await self._threads.work(os.pread, self._fd, want, offset)
@@ -77,10 +99,19 @@ class Reader:
         self._window, self._window_start = chunk, offset
         return chunk[:length]
 
+    async def _drop_next(self) -> None:
+        pending, self._next = self._next, None
+        try:
+            await pending
+        except OSError:
+            pass
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._next is not None:  # never close the descriptor under a read in flight
+            await self._drop_next()
         os.close(self._fd)
         self._window = b""
         await self._on_close(self.bytes_read)
