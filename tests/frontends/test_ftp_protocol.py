@@ -172,6 +172,12 @@ def test_mlsd_and_nlst_without_argument(daemon, user, ftp):
     assert ftp.reply()[0] == 226
     assert "hello.txt" in names and "docs" in names
 
+    port = ftp.epsv()
+    conn = ftp.data(port)
+    assert ftp.cmd("NLST docs")[0] == 150
+    assert read_all(conn) == b"a.txt\r\n"
+    assert ftp.reply()[0] == 226
+
 
 def test_cwd_up_from_home_and_paths_outside_are_refused(daemon, user, ftp):
     code, text = ftp.cmd("CWD ..")
@@ -214,6 +220,9 @@ def test_passive_ports_come_from_the_range_on_the_control_address(daemon, ftp):
     host, port = ftp.pasv()
     assert host == "127.0.0.1"
     assert low <= port <= high
+    # Bound to the control connection's address only, not to every interface.
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.2", port), timeout=5).close()
     assert low <= ftp.epsv() <= high
 
 
