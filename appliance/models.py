@@ -40,6 +40,7 @@ class Organisation:
     user_terms: str
     default_source_id: int | None
     created_at: str
+    require_tls: bool = False  # refuse passwords over plain-text FTP for every member
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Profile:
     expires_at: str | None = None
     last_login: str | None = None
     created_at: str = ""
+    require_tls: bool | None = None  # None: as the organisation says
 
 
 @dataclass(frozen=True)

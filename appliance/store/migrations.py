@@ -152,4 +152,9 @@ MIGRATIONS: list[str] = [
     CREATE INDEX logs_org_action_created ON logs(org_id, action, created_at);
     CREATE INDEX logs_profile ON logs(profile_id);
     """,
+    # 2: refuse passwords over plain-text FTP, per organisation or per profile
+    """
+    ALTER TABLE organisations ADD COLUMN require_tls INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE profiles ADD COLUMN require_tls INTEGER;
+    """,
 ]

@@ -27,6 +27,7 @@ def _organisation(row: dict) -> Organisation:
         user_terms=row["user_terms"],
         default_source_id=row["default_source_id"],
         created_at=row["created_at"],
+        require_tls=bool(row["require_tls"]),
     )
 
 
@@ -49,6 +50,8 @@ def _profile(row: dict) -> Profile:
         values[name] = tuple(json.loads(row[name]))
     for name in ("is_admin", "is_superuser", "active"):
         values[name] = bool(row[name])
+    if values["require_tls"] is not None:
+        values["require_tls"] = bool(values["require_tls"])
     return Profile(**values)
 
 
