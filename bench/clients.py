@@ -1,0 +1,194 @@
+"""Timed transfers with real clients: OpenSSH's `sftp` and `curl` for FTP.
+
+Each transfer is one client run (connect, sign in, one file, quit). The time
+reported is the transfer alone, without connecting and signing in (which would
+otherwise weigh the product's bcrypt password check against the reference's
+key): curl measures it itself (`time_total - time_pretransfer`); for sftp it
+runs from the moment the batch echoes `put`/`get` to the moment it echoes the
+next command, read live from its line-buffered output."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from support import LOOPBACK, BenchError
+
+UPLOAD, DOWNLOAD = "upload", "download"
+
+
+@dataclass(frozen=True)
+class Login:
+    """How a client signs in: a key file (the references) or a password (the product)."""
+
+    port: int
+    username: str
+    password: str | None = None
+    key_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One server to measure: which side of the comparison it is, its protocol,
+    the software, how to sign in, and where an uploaded file lands on disk (for
+    checking it)."""
+
+    role: str  # "reference" or "product"
+    protocol: str  # "sftp" or "ftp"
+    software: str
+    login: Login
+    stored_path: Callable[[str], Path | None]
+
+
+@dataclass
+class Transfer:
+    """One timed transfer."""
+
+    seconds: float  # the transfer alone
+    session_seconds: float  # the whole client run: connect, sign in, transfer, quit
+    details: dict = field(default_factory=dict)
+
+
+class TransferFailed(BenchError):
+    """The client failed; the message carries its output."""
+
+
+@dataclass
+class _ClientRun:
+    returncode: int
+    lines: list[tuple[float, str]]  # stdout lines with the monotonic time each arrived
+    stderr: str
+    seconds: float
+
+
+def _run_client(argv: list[str], env: dict, scratch: Path, timeout: float, stdin_text: str | None = None) -> _ClientRun:
+    """Run a client, timestamping each stdout line as it arrives; killed after `timeout` seconds."""
+    stderr_path = scratch / "client.stderr"
+    timed_out = threading.Event()
+    with open(stderr_path, "wb") as stderr:
+        started = time.monotonic()
+        # own process group: a kill reaches sshpass's sftp and sftp's ssh too
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+
+        def expire() -> None:
+            timed_out.set()
+            _kill_group(process)
+
+        timer = threading.Timer(timeout, expire)
+        timer.start()
+        try:
+            if stdin_text is not None:
+                process.stdin.write(stdin_text)
+                process.stdin.close()
+            lines = [(time.monotonic(), line.rstrip("\n")) for line in process.stdout]
+            returncode = process.wait()
+            seconds = time.monotonic() - started
+        finally:
+            timer.cancel()
+            if process.poll() is None:  # interrupted (Ctrl-C): leave nothing behind
+                _kill_group(process)
+                process.wait()
+    stderr_text = stderr_path.read_text(errors="replace")
+    if timed_out.is_set():
+        raise TransferFailed(f"{argv[0]} did not finish within {timeout:.0f} s (killed)\n{_tail(stderr_text)}")
+    return _ClientRun(returncode, lines, stderr_text, seconds)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    """The last lines of a client's stderr, without ssh's -v debug lines."""
+    return "\n".join([line for line in text.strip().splitlines() if not line.startswith("debug")][-lines:])
+
+
+# ---- sftp -----------------------------------------------------------------
+
+_CIPHER = re.compile(r"kex: client->server cipher: (\S+) MAC: (\S+)")
+_KEX = re.compile(r"kex: algorithm: (\S+)")
+
+
+def sftp_transfer(
+    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
+) -> Transfer:
+    """Upload `local` to `remote` (or download `remote` to `local`) with OpenSSH's sftp."""
+    command = f'put "{local}" "{remote}"' if direction == UPLOAD else f'get "{remote}" "{local}"'
+    batch = scratch / "sftp.batch"
+    # the echo of the trailing `pwd` marks the end of the transfer
+    batch.write_text(f"{command}\npwd\n")
+    login = endpoint.login
+    options = ["-F", "/dev/null", "-v", "-b", str(batch), "-P", str(login.port)]
+    options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    env = _client_env()
+    if login.key_file is not None:
+        argv = ["sftp", *options, "-i", str(login.key_file), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none"]
+    else:
+        # -b implies BatchMode, which forbids password prompts: sshpass answers them
+        options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
+        argv = ["sshpass", "-e", "sftp", *options, "-o", "PubkeyAuthentication=no"]
+        env["SSHPASS"] = login.password
+    argv.append(f"{login.username}@{LOOPBACK}")
+
+    run = _run_client(argv, env, scratch, timeout)
+    echoed = {text.split()[1]: at for at, text in run.lines if text.startswith("sftp> ")}
+    verb = command.split()[0]
+    if run.returncode != 0 or verb not in echoed or "pwd" not in echoed:
+        raise TransferFailed(f"sftp exited with {run.returncode}\n{_tail(run.stderr)}")
+    details = {}
+    if cipher := _CIPHER.search(run.stderr):
+        details["cipher"], details["mac"] = cipher.groups()
+    if kex := _KEX.search(run.stderr):
+        details["kex"] = kex.group(1)
+    return Transfer(echoed["pwd"] - echoed[verb], run.seconds, details)
+
+
+# ---- ftp ------------------------------------------------------------------
+
+_CURL_TIMES = "%{time_pretransfer} %{time_total} %{size_upload} %{size_download}\n"
+
+
+def ftp_transfer(
+    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
+) -> Transfer:
+    """Upload `local` to `remote` (or download `remote` to `local`) with curl, in passive mode."""
+    login = endpoint.login
+    url = f"ftp://{LOOPBACK}:{login.port}/{remote}"
+    transfer = ["-T", str(local)] if direction == UPLOAD else ["-o", str(local)]
+    # credentials through a config on stdin, not in argv (visible in ps)
+    argv = ["curl", "--disable", "-sS", "-K", "-", "-w", _CURL_TIMES, *transfer, url]
+    run = _run_client(argv, _client_env(), scratch, timeout, stdin_text=f'user = "{login.username}:{login.password}"\n')
+    if run.returncode != 0 or not run.lines:
+        raise TransferFailed(f"curl exited with {run.returncode}\n{_tail(run.stderr)}")
+    pretransfer, total, uploaded, downloaded = run.lines[-1][1].split()
+    details = {"bytes": int(float(uploaded if direction == UPLOAD else downloaded))}
+    return Transfer(float(total) - float(pretransfer), run.seconds, details)
+
+
+TRANSFERS = {"sftp": sftp_transfer, "ftp": ftp_transfer}
+
+
+def _client_env() -> dict:
+    """A plain environment: no ssh agent, no proxies that would reroute curl."""
+    drop = {"SSH_AUTH_SOCK", "SSHPASS", "http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "ALL_PROXY"}
+    drop |= {name.upper() for name in drop}
+    return {name: value for name, value in os.environ.items() if name not in drop}

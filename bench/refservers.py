@@ -1,0 +1,168 @@
+"""The reference servers: OpenSSH's sshd (internal-sftp) and vsftpd, each on a
+loopback high port with its own configuration, keys and folders inside the
+workspace. Outside it they need only /run/sshd and vsftpd's system user."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import secrets
+import subprocess
+from pathlib import Path
+
+from clients import Endpoint, Login
+from support import LOOPBACK, BenchError, Child, Ports, Workspace, package_version, run_checked
+
+SSHD = "/usr/sbin/sshd"
+VSFTPD = "/usr/sbin/vsftpd"
+FTP_USER = "benchftp"
+PASSIVE_PORTS = 20
+
+
+class ReferenceServer(contextlib.AbstractContextManager):
+    """A reference server for one protocol: `start()` configures and starts it
+    and returns its endpoint; leaving the context stops it."""
+
+    protocol: str
+
+    def __init__(self, workspace: Workspace, ports: Ports):
+        self.workspace = workspace
+        self.ports = ports
+        self.folder = workspace.folder(f"ref-{self.protocol}")  # configuration, keys, logs
+        self.files = workspace.folder(f"ref-{self.protocol}-files", 0o755)  # what clients see
+        self.child: Child | None = None
+
+    def __exit__(self, *exc) -> None:
+        if self.child is not None:
+            self.child.stop()
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        """Undo what start() did outside the workspace (nothing by default)."""
+
+    def stored_path(self, name: str) -> Path:
+        """Where an upload named `name` lands."""
+        return self.files / name
+
+
+class OpenSshServer(ReferenceServer):
+    """`sshd -D -e` with its own host key, serving internal-sftp in a workspace
+    folder to the current user, who signs in with a generated key."""
+
+    protocol = "sftp"
+
+    def start(self) -> Endpoint:
+        folder = self.folder
+        host_key, client_key = folder / "ssh_host_ed25519_key", folder / "client_key"
+        for key in (host_key, client_key):
+            run_checked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench", "-f", str(key)], "ssh-keygen")
+        authorized_keys = folder / "authorized_keys"
+        authorized_keys.write_text((folder / "client_key.pub").read_text())
+        port = self.ports.one()
+        config = folder / "sshd_config"
+        config.write_text(
+            f"Port {port}\n"
+            f"ListenAddress {LOOPBACK}\n"
+            f"HostKey {host_key}\n"
+            f"PidFile {folder / 'sshd.pid'}\n"
+            "UsePAM no\n"
+            "PermitRootLogin yes\n"
+            f"AuthorizedKeysFile {authorized_keys}\n"
+            "StrictModes no\n"
+            "PasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\n"
+            "X11Forwarding no\n"
+            "PrintMotd no\n"
+            f"Subsystem sftp internal-sftp -d {self.files}\n"
+        )
+        try:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege-separation directory
+        except OSError as e:
+            raise BenchError(f"sshd needs /run/sshd: {e}") from None
+        run_checked([SSHD, "-t", "-f", str(config)], "sshd rejects its configuration")
+        self.child = Child("sshd", [SSHD, "-D", "-e", "-f", str(config)], folder / "sshd.log")
+        self.child.wait_for_ports([port])
+        username = pwd.getpwuid(os.geteuid()).pw_name
+        version = package_version("openssh-server") or "?"
+        return Endpoint(
+            "reference",
+            "sftp",
+            f"OpenSSH internal-sftp {version}",
+            Login(port, username, key_file=client_key),
+            self.stored_path,
+        )
+
+
+class VsftpdServer(ReferenceServer):
+    """vsftpd in the foreground, serving a workspace folder to a local system
+    user (`benchftp`, created when missing) whose password is new each run and
+    locked again afterwards."""
+
+    protocol = "ftp"
+    user_unlocked = False  # did this run give the system user a password?
+
+    def start(self) -> Endpoint:
+        if os.geteuid() != 0:
+            raise BenchError("vsftpd needs root (it switches to the signed-in system user)")
+        password = secrets.token_urlsafe(18)
+        self._prepare_user(password)
+        self.user_unlocked = True
+        os.chown(self.files, pwd.getpwnam(FTP_USER).pw_uid, -1)
+        empty = self.workspace.folder("ref-ftp-empty", 0o755)  # secure_chroot_dir: empty, not writable
+        port = self.ports.one()
+        passive_low, passive_high = self.ports.span(PASSIVE_PORTS)
+        config = self.folder / "vsftpd.conf"
+        config.write_text(
+            "listen=YES\n"
+            "listen_ipv6=NO\n"
+            f"listen_address={LOOPBACK}\n"
+            f"listen_port={port}\n"
+            "background=NO\n"
+            "anonymous_enable=NO\n"
+            "local_enable=YES\n"
+            "write_enable=YES\n"
+            "local_umask=022\n"
+            f"local_root={self.files}\n"
+            "pasv_enable=YES\n"
+            f"pasv_min_port={passive_low}\n"
+            f"pasv_max_port={passive_high}\n"
+            "connect_from_port_20=NO\n"
+            # containers allow neither its seccomp filter nor new namespaces
+            "seccomp_sandbox=NO\n"
+            "isolate=NO\n"
+            "isolate_network=NO\n"
+            # the user's shell is nologin, and Debian's `vsftpd` PAM service
+            # requires a listed shell: `other` is plain common-auth
+            "check_shell=NO\n"
+            "pam_service_name=other\n"
+            "userlist_enable=NO\n"
+            f"secure_chroot_dir={empty}\n"
+            "xferlog_enable=NO\n"
+        )
+        self.child = Child("vsftpd", [VSFTPD, str(config)], self.folder / "vsftpd.log")
+        self.child.wait_for_ports([port])
+        version = package_version("vsftpd") or "?"
+        return Endpoint("reference", "ftp", f"vsftpd {version}", Login(port, FTP_USER, password), self.stored_path)
+
+    @staticmethod
+    def _prepare_user(password: str) -> None:
+        try:
+            pwd.getpwnam(FTP_USER)
+        except KeyError:
+            run_checked(
+                [
+                    "useradd", "--system", "--no-create-home", "--home-dir", "/",
+                    "--shell", "/usr/sbin/nologin", "--comment", "bench/run FTP reference", FTP_USER,
+                ],
+                "useradd",
+            )  # fmt: skip
+        run_checked(["chpasswd"], "chpasswd", stdin_text=f"{FTP_USER}:{password}\n")
+
+    def cleanup(self) -> None:
+        # the account stays for the next run, but nobody can sign in with it
+        if self.user_unlocked:
+            subprocess.run(["passwd", "-q", "-l", FTP_USER], capture_output=True)
+
+
+REFERENCES = {"sftp": OpenSshServer, "ftp": VsftpdServer}
