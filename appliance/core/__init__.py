@@ -16,6 +16,7 @@ from .files import FilesService
 from .files.quota import QuotaTracker
 from .jobs import Jobs
 from .mailboxes import MailboxService
+from .metrics import Metrics
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .throttle import LoginThrottle
@@ -41,6 +42,7 @@ class Core:
     tls: ReloadableTLS
     jobs: Jobs
     connections: ConnectionLimits
+    metrics: Metrics
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -58,7 +60,15 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     threads.start()
     store = Store(data_dir.database, threads)
     store.open()
-    audit = AuditLog(store)
+    connections = ConnectionLimits(
+        ConnectionSettings(
+            per_address=settings.security.max_connections_per_address,
+            unauthenticated=settings.security.max_unauthenticated,
+            unauthenticated_per_address=settings.security.max_unauthenticated_per_address,
+        )
+    )
+    metrics = Metrics(connections)
+    audit = AuditLog(store, metrics)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path)
@@ -74,15 +84,10 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
-        mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor),
+        mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics),
         jobs=Jobs(store, audit, reactor),
-        connections=ConnectionLimits(
-            ConnectionSettings(
-                per_address=settings.security.max_connections_per_address,
-                unauthenticated=settings.security.max_unauthenticated,
-                unauthenticated_per_address=settings.security.max_unauthenticated_per_address,
-            )
-        ),
+        connections=connections,
+        metrics=metrics,
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

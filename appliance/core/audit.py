@@ -28,12 +28,15 @@ def clean(text: str) -> str:
 
 
 class AuditLog:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, metrics=None):
         self._store = store
+        self._metrics = metrics
 
     async def record(self, entry: LogEntry) -> None:
-        """Write the row, and echo it to the daemon's log (stdout/journald)."""
+        """Write the row, count it in the metrics, and echo it to the daemon's log (stdout/journald)."""
         await self._store.run(queries.insert_log, entry)
+        if self._metrics is not None:
+            self._metrics.observe(entry)
         log.info(
             "audit org={org} user={user} protocol={protocol} action={action} "
             "address={address} path={path} bytes={bytes}: {message}",

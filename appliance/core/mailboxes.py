@@ -64,6 +64,7 @@ class MailboxService:
         secrets: SecretBox,
         settings: MailSettings,
         reactor,
+        metrics=None,
     ):
         self._store = store
         self._threads = threads
@@ -71,6 +72,7 @@ class MailboxService:
         self._secrets = secrets
         self._settings = settings
         self._reactor = reactor
+        self._metrics = metrics
         self._running: dict[int, object] = {}
         self._next_due: dict[int, float] = {}
         self._failures: dict[int, int] = {}
@@ -162,6 +164,8 @@ class MailboxService:
                 "error": error,
             },
         )
+        if self._metrics is not None:
+            self._metrics.mailbox_runs.labels(status).inc()
         self._schedule_next(mailbox, failed=status == "failed")
 
     async def _poll(self, mailbox: Mailbox, tally: RunTally) -> None:

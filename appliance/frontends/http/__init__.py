@@ -8,6 +8,7 @@ from klein import Klein
 from twisted.web.server import Site
 
 from .console import ConsoleResource
+from .ops import OpsApi
 
 
 def json_reply(request, body, status: int = 200) -> bytes:
@@ -24,10 +25,19 @@ class PortalApi:
     def __init__(self, core):
         self.core = core
         self.console = ConsoleResource()
+        self.ops_api = OpsApi(core)
 
-    @app.route("/healthz", methods=["GET"])
+    @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
-        return json_reply(request, {"status": "ok"})
+        return self.ops_api.healthz(request)
+
+    @app.route("/readyz", methods=["GET", "HEAD"])
+    def readyz(self, request):
+        return self.ops_api.readyz(request)
+
+    @app.route("/metrics", methods=["GET"])
+    def metrics(self, request):
+        return self.ops_api.metrics(request)
 
     @app.route("/api/portal/initialized/", methods=["GET"])
     async def initialized(self, request):

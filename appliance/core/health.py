@@ -1,0 +1,37 @@
+"""Readiness: can this daemon do its job right now? (database writable, sources usable)"""
+
+from __future__ import annotations
+
+import os
+
+from ..store import Store, queries
+
+
+def _database_writable(db) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("ROLLBACK")
+
+
+def _local_folder_problem(path: str) -> str | None:
+    if not os.path.isdir(path):
+        return "folder missing"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "folder not writable"
+    return None
+
+
+async def readiness(store: Store, threads, files) -> tuple[bool, dict[str, str]]:
+    """(ready, {check: "ok" or what is wrong}); a source problem is named by the source."""
+    checks: dict[str, str] = {}
+    try:
+        await store.run(_database_writable)
+        checks["database"] = "ok"
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        checks["database"] = f"not writable: {e}"
+        return False, checks
+    for source in await store.run(queries.all_sources):
+        if source.type != "local":
+            continue
+        problem = await threads.work(_local_folder_problem, str(files.source_root(source)))
+        checks[f"source {source.id} ({source.name}, organisation {source.org_id})"] = problem or "ok"
+    return all(value == "ok" for value in checks.values()), checks
