@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import time
+from collections import OrderedDict
+
 import bcrypt
 
 from ..errors import Invalid
@@ -25,10 +31,45 @@ def validate(password: str) -> None:
         )
 
 
+class VerifiedCache:
+    """Remembers recent successful checks so scripts that reconnect every minute do
+    not pay bcrypt each time. It keeps a keyed hash of the password (HMAC under a
+    random key that never leaves this process), never the password; an entry holds
+    only while the stored bcrypt hash is the one it was checked against, so any
+    password change drops it. Failures are never cached."""
+
+    def __init__(self, size: int = 10_000, ttl: float = 3600.0, clock=time.monotonic):
+        self._key = os.urandom(32)
+        self._size = size
+        self._ttl = ttl
+        self._clock = clock
+        self._entries: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+
+    def _digest(self, password: str, hashed: str) -> bytes:
+        return hmac.new(self._key, hashed.encode() + b"\0" + password.encode(), hashlib.sha256).digest()
+
+    def hit(self, password: str, hashed: str) -> bool:
+        entry = self._entries.get(hashed)
+        if entry is None:
+            return False
+        digest, when = entry
+        if self._clock() - when > self._ttl:
+            del self._entries[hashed]
+            return False
+        return hmac.compare_digest(digest, self._digest(password, hashed))
+
+    def remember(self, password: str, hashed: str) -> None:
+        self._entries[hashed] = (self._digest(password, hashed), self._clock())
+        self._entries.move_to_end(hashed)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
 class Passwords:
-    def __init__(self, threads: Threads, rounds: int = 12):
+    def __init__(self, threads: Threads, rounds: int = 12, cache: VerifiedCache | None = None):
         self._threads = threads
         self._rounds = rounds
+        self._cache = cache if cache is not None else VerifiedCache()
         # Checked against when the user is unknown, so both cases cost the same.
         self._dummy = bcrypt.hashpw(b"dummy password", bcrypt.gensalt(rounds)).decode()
 
@@ -43,7 +84,12 @@ class Passwords:
         if not hashed:
             await self._threads.work(bcrypt.checkpw, candidate, self._dummy.encode())
             return False
+        if self._cache.hit(password, hashed):
+            return True
         try:
-            return await self._threads.work(bcrypt.checkpw, candidate, hashed.encode())
+            ok = await self._threads.work(bcrypt.checkpw, candidate, hashed.encode())
         except ValueError:  # a corrupt hash in the database: refuse, do not crash
             return False
+        if ok:
+            self._cache.remember(password, hashed)
+        return ok
