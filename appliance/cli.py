@@ -130,9 +130,28 @@ def cmd_check(args) -> int:
     return 0
 
 
+def _log_observer(stream):
+    """One line per event at info and above; the protocol libraries' per-connection
+    chatter only from warnings up."""
+    from twisted.logger import (
+        FilteringLogObserver,
+        LogLevel,
+        LogLevelFilterPredicate,
+        textFileLogObserver,
+    )
+
+    from .frontends.sftp import LIBRARY_LOG_NAMESPACES
+
+    levels = LogLevelFilterPredicate(defaultLogLevel=LogLevel.info)
+    quiet = ("twisted.conch", "twisted.internet.protocol", "twisted.web.server", "twisted.protocols.ftp")
+    for namespace in quiet + LIBRARY_LOG_NAMESPACES:
+        levels.setLogLevelForNamespace(namespace, LogLevel.warn)
+    return FilteringLogObserver(textFileLogObserver(stream), [levels])
+
+
 def cmd_serve(args) -> int:
     from twisted.internet import reactor
-    from twisted.logger import Logger, globalLogBeginner, textFileLogObserver
+    from twisted.logger import Logger, globalLogBeginner
 
     from . import systemd
     from .service import build_service
@@ -145,7 +164,7 @@ def cmd_serve(args) -> int:
         if override:
             setattr(settings.listen, what, override)
     daemon = build_service(settings, reactor)
-    globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stdout)], redirectStandardIO=False)
+    globalLogBeginner.beginLoggingTo([_log_observer(sys.stdout)], redirectStandardIO=False)
     exit_code = {"code": 0}
 
     async def start():

@@ -1,0 +1,161 @@
+"""The SFTP front end: twisted.conch over the core.
+
+`sftp_factory(core)` is what the composition root listens with. The pieces:
+this module (transport: algorithms, limits, login grace; user-auth service:
+the client's address, refusal messages as banners), login.py (the checker
+over core.auth.login, the realm, the session that serves only SFTP), server.py
+(ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
+one mapping of core errors to SFTP status codes).
+"""
+
+from __future__ import annotations
+
+from twisted.conch.ssh import factory, keys, transport, userauth
+from twisted.conch.ssh.common import NS
+from twisted.conch.ssh.connection import SSHConnection
+from twisted.cred.error import UnauthorizedLogin
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from ...core.auth import BAD_CREDENTIALS
+from ...errors import AuthenticationFailed, PermissionDenied
+from .login import SftpSession, SftpUser, sftp_portal
+from .server import SftpProtocol
+
+log = Logger()
+
+MSG_USERAUTH_BANNER = 53
+# Only modern algorithms (no SHA-1, 3DES, MD5, DSS, CBC; no compression).
+KEX = [b"mlkem768x25519-sha256", b"curve25519-sha256", b"curve25519-sha256@libssh.org"]
+CIPHERS = [b"aes128-ctr", b"aes256-ctr", b"aes192-ctr"]
+MACS = [b"hmac-sha2-256", b"hmac-sha2-512"]
+HOST_KEY_ALGORITHMS = [b"ssh-ed25519", b"ecdsa-sha2-nistp256", b"rsa-sha2-512", b"rsa-sha2-256"]
+
+
+class ApplianceTransport(transport.SSHServerTransport):
+    supportedKeyExchanges = KEX
+    supportedCiphers = CIPHERS
+    supportedMACs = MACS
+    supportedCompressions = [b"none"]
+    ourVersionString = b"SSH-2.0-Appliance"
+
+    ticket = None
+    _grace = None
+
+    @property
+    def address(self) -> str:
+        return getattr(self.transport.getPeer(), "host", "")
+
+    def connectionMade(self):
+        core = self.factory.core
+        address = self.address
+        refusal = core.auth.banned(address)
+        if refusal is None:
+            try:
+                self.ticket = core.connections.open(address, "sftp")
+            except PermissionDenied as e:
+                refusal = e.message
+        if refusal is not None:
+            log.info("SFTP connection from {address} refused: {why}", address=address, why=refusal)
+            self.transport.loseConnection()
+            return
+        self.transport.setTcpNoDelay(True)  # otherwise Nagle stalls the request/reply rhythm
+        self._grace = core.reactor.callLater(core.settings.sftp.login_grace_time, self._grace_over)
+        super().connectionMade()
+
+    def _grace_over(self) -> None:
+        self._grace = None
+        log.info("SFTP connection from {address} did not sign in in time", address=self.address)
+        self.sendDisconnect(transport.DISCONNECT_PROTOCOL_ERROR, b"sign-in took too long")
+
+    def signed_in(self) -> None:
+        if self._grace is not None and self._grace.active():
+            self._grace.cancel()
+        self._grace = None
+        if self.ticket is not None:
+            self.ticket.authenticated()
+
+    def receiveError(self, reasonCode, description):
+        # A client disconnecting normally is not an error worth a line at error level.
+        log.debug("SFTP client disconnected: {code} {why}", code=reasonCode, why=description)
+
+    def connectionLost(self, reason=None):
+        if self._grace is not None and self._grace.active():
+            self._grace.cancel()
+        if self.ticket is not None:
+            self.ticket.close()
+        super().connectionLost(reason)
+
+
+class _AddressPortal:
+    """The factory's portal, telling the checker and realm where the client is."""
+
+    def __init__(self, portal, address: str):
+        self._portal = portal
+        self._address = address
+
+    def listCredentialsInterfaces(self):
+        return self._portal.listCredentialsInterfaces()
+
+    def login(self, credentials, mind, *interfaces):
+        credentials.address = self._address
+        return self._portal.login(credentials, self._address, *interfaces)
+
+
+class ApplianceUserAuth(userauth.SSHUserAuthServer):
+    passwordDelay = 0  # the core slows repeated failures itself, per address and user
+    attemptsBeforeDisconnect = 6
+
+    def serviceStarted(self):
+        super().serviceStarted()
+        self.portal = _AddressPortal(self.transport.factory.portal, self.transport.address)
+
+    def _cbFinishedAuth(self, result):
+        super()._cbFinishedAuth(result)
+        self.transport.signed_in()
+
+    def _ebBadAuth(self, reason):
+        if reason.check(AuthenticationFailed):
+            message = reason.value.message
+            if message != BAD_CREDENTIALS:
+                # e.g. "Organisation payment missing": OpenSSH's client prints banners
+                self.transport.sendPacket(MSG_USERAUTH_BANNER, NS(message.encode() + b"\r\n") + NS(b""))
+            reason = Failure(UnauthorizedLogin(message))
+        return super()._ebBadAuth(reason)
+
+
+class ApplianceSSHFactory(factory.SSHFactory):
+    protocol = ApplianceTransport
+    services = {b"ssh-userauth": ApplianceUserAuth, b"ssh-connection": SSHConnection}
+    noisy = False
+
+    def __init__(self, core):
+        self.core = core
+        self.portal = sftp_portal(core)
+        self.privateKeys = {}
+        self.publicKeys = {}
+        for data in core.data_dir.host_keys().values():
+            key = keys.Key.fromString(data)
+            self.privateKeys[key.sshType()] = key
+            self.publicKeys[key.sshType()] = key.public()
+        self.primes = None
+
+    def getPrimes(self):
+        return None
+
+    def buildProtocol(self, addr):
+        built = super().buildProtocol(addr)
+        built.supportedPublicKeys = [a for a in HOST_KEY_ALGORITHMS if a in built.supportedPublicKeys]
+        return built
+
+
+# Conch's classes log per connection and per channel under the names of our
+# subclasses; the daemon's log filter keeps these to warnings and errors.
+LIBRARY_LOG_NAMESPACES = tuple(
+    f"{cls.__module__}.{cls.__name__}"
+    for cls in (ApplianceTransport, ApplianceUserAuth, ApplianceSSHFactory, SftpSession, SftpUser, SftpProtocol)
+)
+
+
+def sftp_factory(core) -> ApplianceSSHFactory:
+    return ApplianceSSHFactory(core)
