@@ -1,0 +1,60 @@
+"""Driving OpenSSH's sftp, scp and ssh against the daemon, by password or key."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+OPTIONS = [
+    "-o", "StrictHostKeyChecking=no",
+    "-o", "UserKnownHostsFile=/dev/null",
+    "-o", "ConnectTimeout=10",
+]  # fmt: skip
+
+
+def auth_options(key: Path | None) -> list[str]:
+    if key is None:
+        # sftp -b turns BatchMode on, which forbids passwords: turn it back off
+        return ["-o", "BatchMode=no", "-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password"]
+    return ["-i", str(key), "-o", "PasswordAuthentication=no", "-o", "PreferredAuthentications=publickey",
+            "-o", "IdentitiesOnly=yes"]  # fmt: skip
+
+
+def run(args: list[str], password: str | None, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if password is not None:
+        env["SSHPASS"] = password
+        args = ["sshpass", "-e", *args]
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def sftp(daemon, user: str, password: str | None, commands: str, cwd: Path, key: Path | None = None):
+    """Run `commands` with `sftp -b`; a command prefixed with '-' may fail without stopping the batch."""
+    batch = cwd / "batch.txt"
+    batch.write_text(commands.strip() + "\n")
+    return run(
+        ["sftp", *OPTIONS, *auth_options(key), "-P", str(daemon.sftp_port), "-b", str(batch), f"{user}@127.0.0.1"],
+        password,
+        cwd,
+    )
+
+
+def scp(daemon, password: str, source: str, target: str, cwd: Path, *extra: str):
+    return run(
+        ["scp", *OPTIONS, *auth_options(None), "-P", str(daemon.sftp_port), *extra, source, target], password, cwd
+    )
+
+
+def ssh(daemon, user: str, password: str, command: str, cwd: Path):
+    return run(["ssh", *OPTIONS, *auth_options(None), "-p", str(daemon.sftp_port), f"{user}@127.0.0.1", command],
+               password, cwd, timeout=30)  # fmt: skip
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
