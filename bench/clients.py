@@ -137,7 +137,7 @@ def sftp_transfer(
     # the echo of the trailing `pwd` marks the end of the transfer
     batch.write_text(f"{command}\npwd\n")
     login = endpoint.login
-    options = ["-F", "/dev/null", "-v", "-b", str(batch), "-P", str(login.port)]
+    options = ["-F", "/dev/null", "-v", "-P", str(login.port)]
     options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
     env = _client_env()
     if login.key_file is not None:
@@ -145,9 +145,13 @@ def sftp_transfer(
     else:
         # -b implies BatchMode, which forbids password prompts: sshpass answers them
         options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
-        argv = ["sshpass", "-e", "sftp", *options, "-o", "PubkeyAuthentication=no"]
+        # -P: with -v, the debug line "Next authentication method: password" would match
+        # sshpass's default prompt pattern and the password would go out too early
+        argv = ["sshpass", "-e", "-P", "'s password:", "sftp", *options, "-o", "PubkeyAuthentication=no"]
         env["SSHPASS"] = login.password
-    argv.append(f"{login.username}@{LOOPBACK}")
+    # -b last: sftp turns it into -oBatchMode=yes where it stands, and ssh keeps the
+    # first value it sees, which would override BatchMode=no and forbid passwords
+    argv += ["-b", str(batch), f"{login.username}@{LOOPBACK}"]
 
     run = _run_client(argv, env, scratch, timeout)
     echoed = {text.split()[1]: at for at, text in run.lines if text.startswith("sftp> ")}
