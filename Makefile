@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # command -> Debian package, for what the tests drive
-SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium
+SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 

@@ -353,3 +353,29 @@ def test_oversized_and_malformed_sftp_packets():
     assert not transport.disconnecting
     protocol.dataReceived(struct.pack("!LB", MAX_PACKET + 1, 6) + b"x" * 1000)
     assert transport.disconnecting
+
+
+def test_rclone_copies_a_tree_both_ways(daemon, work):
+    """rclone pipelines many writes of 70 KB to 1 MiB files (it broke conch's stock framing)."""
+    daemon.add_profile("rcl")
+    tree = work / "tree"
+    (tree / "sub").mkdir(parents=True)
+    for i in range(1, 13):
+        random_file(tree / f"f{i}.bin", 70_000 + i * 80_000)
+    random_file(tree / "sub" / "mib.bin", 1 << 20)
+    obscured = subprocess.run(["rclone", "obscure", PASSWORD], capture_output=True, text=True, check=True).stdout
+    env = dict(
+        os.environ,
+        RCLONE_CONFIG_APP_TYPE="sftp",
+        RCLONE_CONFIG_APP_HOST="127.0.0.1",
+        RCLONE_CONFIG_APP_PORT=str(daemon.sftp_port),
+        RCLONE_CONFIG_APP_USER="rcl",
+        RCLONE_CONFIG_APP_PASS=obscured.strip(),
+        RCLONE_CONFIG="/dev/null",
+    )  # no shell_type: rclone probes with exec, which the server refuses cleanly
+    for args in (["copy", str(tree), "app:tree"], ["copy", "app:tree", str(work / "back")]):
+        result = subprocess.run(["rclone", *args], env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+    for path in tree.rglob("*.bin"):
+        relative = path.relative_to(tree)
+        assert sha256(daemon.home("rcl") / "tree" / relative) == sha256(path) == sha256(work / "back" / relative)
