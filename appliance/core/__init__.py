@@ -11,6 +11,7 @@ from ..threads import Threads
 from .audit import AuditLog
 from .auth import AuthService
 from .connections import ConnectionLimits, ConnectionSettings
+from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
@@ -19,6 +20,7 @@ from .mailboxes import MailboxService
 from .metrics import Metrics
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
+from .sessions import Sessions
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
 
@@ -43,6 +45,8 @@ class Core:
     jobs: Jobs
     connections: ConnectionLimits
     metrics: Metrics
+    sessions: Sessions
+    dashboard: Dashboard
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -88,6 +92,8 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         jobs=Jobs(store, audit, reactor),
         connections=connections,
         metrics=metrics,
+        sessions=Sessions(store, data_dir.token_secret(), reactor),
+        dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

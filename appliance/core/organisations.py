@@ -3,12 +3,14 @@ local source and first admin."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..errors import AlreadyExists, Invalid
-from ..models import PERMISSIONS, PROTOCOLS, LogEntry, to_iso
+from ..models import PERMISSIONS, PROTOCOLS, LogEntry, Organisation, from_iso, to_iso
 from ..store import Store, queries
 from ..threads import Threads
 from . import validation
@@ -118,6 +120,76 @@ class Organisations:
             )
         )
         return Created(org_id, source_id, profile_id, subdomain)
+
+
+COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+def describe(organisation: Organisation, now: datetime) -> dict:
+    """The organisation as the console reads it (spec: on_trial, days_left_on_trial)."""
+    ends = from_iso(organisation.trial_ends_at)
+    on_trial = organisation.status == "trial"
+    days_left = max(0, math.ceil((ends - now).total_seconds() / 86400)) if on_trial and ends else 0
+    return {
+        "id": organisation.id,
+        "name": organisation.name,
+        "subdomain": organisation.subdomain,
+        "status": organisation.status,
+        "on_trial": on_trial,
+        "days_left_on_trial": days_left,
+        "trial_ends_at": organisation.trial_ends_at,
+        "branding": organisation.branding,
+        "branding_logo": organisation.branding_logo,
+        "branding_colour": organisation.branding_colour,
+        "user_terms": organisation.user_terms,
+        "require_tls": organisation.require_tls,
+    }
+
+
+def branding(organisation: Organisation | None) -> dict:
+    if organisation is None or not organisation.branding or organisation.status == "deleted":
+        return {"branding": False, "branding_logo": None, "branding_colour": None}
+    return {
+        "branding": True,
+        "branding_logo": organisation.branding_logo,
+        "branding_colour": organisation.branding_colour,
+    }
+
+
+def organisation_changes(body: dict) -> dict:
+    """The fields an organisation's admin may change, validated."""
+    changes: dict = {}
+    errors: dict[str, list[str]] = {}
+    if "name" in body:
+        try:
+            changes["name"] = validation.name(str(body["name"]), "name")
+        except Invalid as e:
+            errors.update(e.fields)
+    if "branding" in body:
+        if not isinstance(body["branding"], bool):
+            errors["branding"] = ["Must be true or false."]
+        else:
+            changes["branding"] = body["branding"]
+    if "branding_colour" in body:
+        colour = body["branding_colour"]
+        if colour is not None and (not isinstance(colour, str) or not COLOUR.match(colour)):
+            errors["branding_colour"] = ["Enter a colour as #RRGGBB, for example #3D37FF."]
+        else:
+            changes["branding_colour"] = colour
+    if "user_terms" in body:
+        terms = body["user_terms"]
+        if not isinstance(terms, str) or len(terms) > 100_000:
+            errors["user_terms"] = ["Enter text of at most 100,000 characters."]
+        else:
+            changes["user_terms"] = terms
+    if "require_tls" in body:
+        if not isinstance(body["require_tls"], bool):
+            errors["require_tls"] = ["Must be true or false."]
+        else:
+            changes["require_tls"] = body["require_tls"]
+    if errors:
+        raise Invalid("Some fields are not valid.", errors)
+    return changes
 
 
 class Profiles:

@@ -157,4 +157,15 @@ MIGRATIONS: list[str] = [
     ALTER TABLE organisations ADD COLUMN require_tls INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE profiles ADD COLUMN require_tls INTEGER;
     """,
+    # 3: refresh tokens, single use: a used or revoked one is refused
+    """
+    CREATE TABLE refresh_tokens (
+        jti TEXT PRIMARY KEY,
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        expires_at TEXT NOT NULL,
+        used_at TEXT,
+        revoked INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX refresh_tokens_profile ON refresh_tokens(profile_id);
+    """,
 ]

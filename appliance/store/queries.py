@@ -125,6 +125,17 @@ def get_profile(db: sqlite_utils.Database, org_id: int, profile_id: int) -> Prof
     return _profile(row) if row else None
 
 
+def get_profile_by_id(db: sqlite_utils.Database, profile_id: int) -> Profile | None:
+    """A profile by id across organisations: only for a token already verified."""
+    row = _one(db, "SELECT * FROM profiles WHERE id = ?", [profile_id])
+    return _profile(row) if row else None
+
+
+def password_changed_at(db: sqlite_utils.Database, profile_id: int) -> str | None:
+    row = db.execute("SELECT password_changed_at FROM profiles WHERE id = ?", [profile_id]).fetchone()
+    return row[0] if row else None
+
+
 def update_profile(db: sqlite_utils.Database, profile_id: int, values: dict) -> None:
     values = dict(values)
     for name in _JSON_PROFILE_FIELDS:

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 from klein import Klein
 from twisted.web.server import Site
 
+from .api import ApplianceRequest, reply
 from .console import ConsoleResource
+from .files import FilesApi
 from .ops import OpsApi
+from .portal import PortalApi
 
 
-def json_reply(request, body, status: int = 200) -> bytes:
-    request.setResponseCode(status)
-    request.setHeader(b"content-type", b"application/json")
-    return json.dumps(body).encode()
-
-
-class PortalApi:
-    """The API; each resource group is a Klein app of its own, mounted here."""
+class RootApi:
+    """The site: operations endpoints, the API (each resource group a Klein app of
+    its own, mounted here), and the console for every other path."""
 
     app = Klein()
 
@@ -26,6 +22,8 @@ class PortalApi:
         self.core = core
         self.console = ConsoleResource()
         self.ops_api = OpsApi(core)
+        self.portal_api = PortalApi(core)
+        self.files_api = FilesApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -39,13 +37,17 @@ class PortalApi:
     def metrics(self, request):
         return self.ops_api.metrics(request)
 
-    @app.route("/api/portal/initialized/", methods=["GET"])
-    async def initialized(self, request):
-        return json_reply(request, {"initialized": await self.core.organisations.initialized()})
+    @app.route("/api/portal/files/", branch=True)
+    def files(self, request):
+        return self.files_api.app.resource()
+
+    @app.route("/api/portal/", branch=True)
+    def portal(self, request):
+        return self.portal_api.app.resource()
 
     @app.route("/api/", branch=True)
     def api_not_found(self, request):
-        return json_reply(request, {"detail": "Not found."}, 404)
+        return reply(request, {"detail": "Not found."}, 404)
 
     @app.route("/", branch=True)
     def console_files(self, request):
@@ -53,6 +55,6 @@ class PortalApi:
 
 
 def http_site(core) -> Site:
-    site = Site(PortalApi(core).app.resource())
+    site = Site(RootApi(core).app.resource(), requestFactory=ApplianceRequest)
     site.displayTracebacks = False
     return site

@@ -1,0 +1,109 @@
+"""Web sessions: short-lived access tokens and single-use refresh tokens (HS256 JWTs).
+
+Every token carries exp, iat, jti, token_type and user_id. The decoder accepts
+HS256 only. A refresh token works once (it is rotated); a used, revoked or
+expired one is refused. Tokens issued before the profile's last password change,
+or for a profile now disabled, are refused too.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime, timedelta
+
+import jwt
+
+from ..errors import AuthenticationFailed
+from ..models import from_iso, to_iso
+from ..store import Store, queries
+from ..store import sessions as session_queries
+from .auth import Account
+
+ACCESS_LIFETIME = timedelta(minutes=15)
+REFRESH_LIFETIME = timedelta(days=7)
+ALGORITHM = "HS256"
+
+
+class TokenInvalid(AuthenticationFailed):
+    """A bad, expired, wrong-type or revoked token (HTTP answers 401 token_not_valid)."""
+
+    def __init__(self, message: str, token_type: str = "access"):
+        super().__init__(message)
+        self.token_type = token_type
+
+
+class Sessions:
+    def __init__(self, store: Store, secret: bytes, clock):
+        self._store = store
+        self._secret = secret
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.seconds(), UTC)
+
+    def _encode(self, profile_id: int, token_type: str, lifetime: timedelta) -> tuple[str, str, datetime]:
+        now = self._now()
+        jti = secrets.token_hex(16)
+        claims = {
+            "token_type": token_type,
+            "user_id": profile_id,
+            "jti": jti,
+            "iat": int(now.timestamp()),
+            "exp": int((now + lifetime).timestamp()),
+        }
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM), jti, now + lifetime
+
+    def _decode(self, token: str, token_type: str) -> dict:
+        try:
+            claims = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                options={"require": ["exp", "iat", "jti", "token_type", "user_id"]},
+                leeway=0,
+            )
+        except jwt.ExpiredSignatureError:
+            raise TokenInvalid("Token is invalid or expired", token_type) from None
+        except jwt.PyJWTError:
+            raise TokenInvalid("Token is invalid or expired", token_type) from None
+        if claims["token_type"] != token_type:
+            raise TokenInvalid("Token has wrong type", token_type)
+        if claims["iat"] > self._clock.seconds() + 60:
+            raise TokenInvalid("Token is invalid or expired", token_type)
+        return claims
+
+    async def issue(self, profile_id: int) -> dict[str, str]:
+        access, _, _ = self._encode(profile_id, "access", ACCESS_LIFETIME)
+        refresh, jti, expires = self._encode(profile_id, "refresh", REFRESH_LIFETIME)
+        await self._store.run(session_queries.remember_refresh, jti, profile_id, to_iso(expires))
+        return {"access": access, "refresh": refresh}
+
+    async def refresh(self, token: str) -> dict[str, str]:
+        """A new pair for a refresh token, which is spent."""
+        claims = self._decode(token, "refresh")
+        profile_id = await self._store.run(session_queries.use_refresh, claims["jti"], to_iso(self._now()))
+        if profile_id is None or profile_id != claims["user_id"]:
+            raise TokenInvalid("Token is blacklisted", "refresh")
+        await self._account(claims, "refresh")
+        return await self.issue(profile_id)
+
+    async def revoke(self, token: str) -> None:
+        claims = self._decode(token, "refresh")
+        await self._store.run(session_queries.revoke_refresh, claims["jti"])
+
+    async def account(self, token: str) -> Account:
+        """The account an access token stands for (organisation refusals are the caller's)."""
+        return await self._account(self._decode(token, "access"), "access")
+
+    async def _account(self, claims: dict, token_type: str) -> Account:
+        profile = await self._store.run(queries.get_profile_by_id, claims["user_id"])
+        if profile is None or not profile.active:
+            raise TokenInvalid("User not found or inactive", token_type)
+        changed = await self._store.run(queries.password_changed_at, profile.id)
+        if changed and from_iso(changed).timestamp() > claims["iat"] + 1:
+            raise TokenInvalid("Token is invalid or expired", token_type)  # the password changed since
+        organisation = await self._store.run(queries.get_organisation, profile.org_id)
+        source = None
+        if profile.source_id is not None:
+            source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
+        return Account(profile, organisation, source)

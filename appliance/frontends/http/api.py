@@ -1,0 +1,171 @@
+"""What every API resource shares: JSON in and out, the caller's account, and the
+one mapping of domain errors to the console-spec's JSON error replies."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from twisted.logger import Logger
+from twisted.web.server import Request
+
+from ...core.auth import Account, organisation_refusal
+from ...core.sessions import TokenInvalid
+from ...errors import (
+    AlreadyExists,
+    ApplianceError,
+    AuthenticationFailed,
+    Invalid,
+    NotEmpty,
+    NotFound,
+    PermissionDenied,
+    QuotaExceeded,
+    Unavailable,
+)
+
+log = Logger()
+
+MAX_JSON_BODY = 1 << 20
+NOT_ALLOWED = "You do not have permission to perform this action."
+SECURITY_HEADERS = {
+    b"content-security-policy": b"default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
+    b"connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+    b"x-content-type-options": b"nosniff",
+    b"referrer-policy": b"same-origin",
+    b"x-frame-options": b"DENY",
+}
+
+
+class NotAuthenticated(ApplianceError):
+    """No credentials at all (401 without the token_not_valid code)."""
+
+
+class ApplianceRequest(Request):
+    """Every reply carries the security headers (HSTS too, over TLS)."""
+
+    def process(self):
+        self.setHeader(b"server", b"Appliance")
+        for name, value in SECURITY_HEADERS.items():
+            self.setHeader(name, value)
+        if self.isSecure():
+            self.setHeader(b"strict-transport-security", b"max-age=31536000; includeSubDomains")
+        super().process()
+
+
+def reply(request, body, status: int = 200) -> bytes:
+    request.setResponseCode(status)
+    request.setHeader(b"content-type", b"application/json")
+    request.setHeader(b"cache-control", b"no-store")
+    return json.dumps(body).encode()
+
+
+def read_json(request) -> dict:
+    """The request's JSON object (at most 1 MiB)."""
+    length = request.getHeader(b"content-length")
+    if length is not None and int(length) > MAX_JSON_BODY:
+        raise Invalid(f"The request body is too large (at most {MAX_JSON_BODY} bytes).")
+    raw = request.content.read(MAX_JSON_BODY + 1) if request.content is not None else b""
+    if len(raw) > MAX_JSON_BODY:
+        raise Invalid(f"The request body is too large (at most {MAX_JSON_BODY} bytes).")
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise Invalid("The request body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise Invalid("The request body must be a JSON object.")
+    return body
+
+
+def client_address(request) -> str:
+    return getattr(request.getClientAddress(), "host", "") or ""
+
+
+def query(request, name: str, default: str = "") -> str:
+    values = request.args.get(name.encode())
+    if not values:
+        return default
+    return values[0].decode("utf-8", "replace")
+
+
+def bearer(request) -> str | None:
+    header = request.getHeader(b"authorization") or b""
+    kind, _, token = header.decode("latin-1").partition(" ")
+    if kind.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def authenticate(core, request, *, admin: bool = False) -> Account:
+    """The signed-in caller; refuses an organisation that may not use the portal now."""
+    token = bearer(request)
+    if token is None:
+        raise NotAuthenticated("Authentication credentials were not provided.")
+    account = await core.sessions.account(token)
+    refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(core.reactor.seconds(), UTC))
+    if refusal is not None:
+        raise PermissionDenied(refusal)
+    if admin and not account.profile.is_admin:
+        raise PermissionDenied(NOT_ALLOWED)
+    return account
+
+
+def error_reply(request, failure) -> bytes:
+    """The one mapping of errors to replies (console-spec §8 shapes)."""
+    error = failure.value
+    if isinstance(error, TokenInvalid):
+        token_class = "AccessToken" if error.token_type == "access" else "RefreshToken"
+        return reply(
+            request,
+            {
+                "detail": "Given token not valid for any token type",
+                "code": "token_not_valid",
+                "messages": [{"token_class": token_class, "token_type": error.token_type, "message": error.message}],
+            },
+            401,
+        )
+    if isinstance(error, (NotAuthenticated, AuthenticationFailed)):
+        return reply(request, {"detail": error.message}, 401)
+    if isinstance(error, Invalid):
+        body = dict(error.fields) if error.fields else {"detail": error.message}
+        return reply(request, body, 400)
+    if isinstance(error, PermissionDenied):
+        return reply(request, {"detail": error.message}, 403)
+    if isinstance(error, NotFound):
+        return reply(request, {"detail": error.message}, 404)
+    if isinstance(error, (AlreadyExists, NotEmpty)):
+        return reply(request, {"detail": error.message}, 409 if isinstance(error, NotEmpty) else 400)
+    if isinstance(error, QuotaExceeded):
+        return reply(request, {"detail": error.message}, 507)
+    if isinstance(error, Unavailable):
+        return reply(request, {"detail": error.message}, 503)
+    log.failure("unexpected error answering {method} {path}", failure, method=request.method, path=request.path)
+    return reply(request, {"detail": "Internal error: the request was not carried out."}, 500)
+
+
+def page(request, items: list, count: int, default: int = 25) -> dict:
+    """{count, next, previous, results} for a list endpoint."""
+    size, offset = paging(request, default)
+    number = offset // size + 1
+    base = request.path.decode()
+
+    def link(target: int) -> str:
+        return f"{base}?page={target}&page_size={size}"
+
+    return {
+        "count": count,
+        "next": link(number + 1) if number * size < count else None,
+        "previous": link(number - 1) if number > 1 else None,
+        "results": items,
+    }
+
+
+def paging(request, default: int = 25) -> tuple[int, int]:
+    """(limit, offset) from ?page=&page_size= (bad numbers are a 400)."""
+    try:
+        number = max(1, int(query(request, "page", "1") or 1))
+        size = min(200, max(1, int(query(request, "page_size", str(default)) or default)))
+    except ValueError:
+        raise Invalid("page and page_size must be whole numbers.") from None
+    return size, (number - 1) * size

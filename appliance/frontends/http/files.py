@@ -1,0 +1,244 @@
+"""The signed-in user's files over HTTP, through the same core as SFTP and FTP
+(same confinement, permissions, quotas and audit rows, with protocol "web")."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+import multipart
+from klein import Klein
+from twisted.internet import defer
+from twisted.internet.interfaces import IPushProducer
+from zope.interface import implementer
+
+from ...core.files import FileSession, Reader
+from ...errors import Invalid
+from .api import authenticate, client_address, error_reply, query, read_json, reply
+
+CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
+RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def attachment(name: str) -> bytes:
+    """Content-Disposition for any name (RFC 6266 / 5987)."""
+    fallback = re.sub(r"[^A-Za-z0-9._ -]", "_", name) or "download"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}".encode()
+
+
+@implementer(IPushProducer)
+class FileSender:
+    """Streams a range of a file to the client as fast as it takes it."""
+
+    def __init__(self, request, reader: Reader, start: int, end: int):
+        self._request = request
+        self._reader = reader
+        self._offset = start
+        self._end = end
+        self._paused = False
+        self._waiting: defer.Deferred | None = None
+        self._stopped = False
+
+    def pauseProducing(self):
+        self._paused = True
+
+    def resumeProducing(self):
+        self._paused = False
+        self._wake()
+
+    def stopProducing(self):
+        self._stopped = True
+        self._wake()
+
+    def _wake(self):
+        if self._waiting is not None:
+            waiting, self._waiting = self._waiting, None
+            waiting.callback(None)
+
+    async def send(self) -> None:
+        self._request.registerProducer(self, True)
+        self._request.notifyFinish().addBoth(lambda _: self.stopProducing())
+        try:
+            while self._offset < self._end and not self._stopped:
+                if self._paused:
+                    self._waiting = defer.Deferred()
+                    await self._waiting
+                    continue
+                data = await self._reader.read(self._offset, min(CHUNK, self._end - self._offset))
+                if not data:
+                    break
+                self._offset += len(data)
+                if not self._stopped:
+                    self._request.write(data)
+        finally:
+            self._request.unregisterProducer()
+            await self._reader.close()
+
+
+class FilesApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    async def _files(self, request) -> FileSession:
+        account = await authenticate(self.core, request)
+        return await self.core.files.session(account, "web", client_address(request))
+
+    @staticmethod
+    def _path(request, name: str = "path") -> str:
+        path = query(request, name, "/")
+        if "\x00" in path:
+            raise Invalid("Paths may not contain NUL characters.", {name: ["Invalid path."]})
+        return path
+
+    @app.route("/", methods=["GET"])
+    async def listing(self, request):
+        files = await self._files(request)
+        path = files.normalise(self._path(request))
+        entries = await files.list(path)
+        return reply(
+            request,
+            {
+                "path": path,
+                "entries": [
+                    {
+                        "name": e.name,
+                        "type": "dir" if e.is_dir else "file" if e.kind == "file" else e.kind,
+                        "size": e.size,
+                        "modified": iso(e.mtime),
+                    }
+                    for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower()))
+                ],
+            },
+        )
+
+    @app.route("/", methods=["DELETE"])
+    async def delete(self, request):
+        files = await self._files(request)
+        path = files.normalise(self._path(request))
+        entry = await files.stat(path, follow=False)
+        if entry.is_dir:
+            await files.remove_tree(path)
+        else:
+            await files.remove(path)
+        request.setResponseCode(204)
+        return b""
+
+    @app.route("/download/", methods=["GET", "HEAD"])
+    async def download(self, request):
+        files = await self._files(request)
+        path = files.normalise(self._path(request))
+        reader = await files.open_read(path)
+        size = reader.size
+        start, end = 0, size
+        header = (request.getHeader(b"range") or b"").decode("latin-1").strip()
+        if header:
+            match = RANGE.match(header)
+            first, last = (match.group(1), match.group(2)) if match else ("", "")
+            if match and first:
+                start, end = int(first), min(size, int(last) + 1 if last else size)
+            elif match and last:
+                start, end = max(0, size - int(last)), size
+            if not match or start >= end or start >= size:
+                await reader.close()
+                request.setResponseCode(416)
+                request.setHeader(b"content-range", f"bytes */{size}".encode())
+                return b""
+            request.setResponseCode(206)
+            request.setHeader(b"content-range", f"bytes {start}-{end - 1}/{size}".encode())
+        request.setHeader(b"accept-ranges", b"bytes")
+        request.setHeader(b"content-type", b"application/octet-stream")
+        request.setHeader(b"content-disposition", attachment(posixpath.basename(path)))
+        request.setHeader(b"content-length", str(end - start).encode())
+        request.setHeader(b"cache-control", b"no-store")
+        if request.method == b"HEAD":
+            await reader.close()
+            return b""
+        await FileSender(request, reader, start, end).send()
+        return b""
+
+    @app.route("/upload/", methods=["POST"])
+    async def upload(self, request):
+        files = await self._files(request)
+        folder = files.normalise(self._path(request))
+        overwrite = query(request, "overwrite").lower() in ("1", "true", "yes")
+        content_type = (request.getHeader(b"content-type") or b"").decode("latin-1")
+        kind, options = multipart.parse_options_header(content_type)
+        if kind != "multipart/form-data" or "boundary" not in options:
+            raise Invalid("Upload files as multipart/form-data.")
+        saved = await self._receive(request, files, folder, options["boundary"], overwrite)
+        if not saved:
+            raise Invalid("No file in the upload.", {"file": ["Choose a file to upload."]})
+        return reply(request, {"files": saved}, 201)
+
+    async def _receive(self, request, files: FileSession, folder: str, boundary: str, overwrite: bool) -> list:
+        """Parse the body piece by piece, writing each file part through an upload
+        handle (a temporary file renamed into place when complete)."""
+        parser = multipart.PushMultipartParser(boundary, max_header_size=8192, max_segment_count=10_000)
+        body = request.content
+        body.seek(0)
+        saved, writer, written = [], None, 0
+        try:
+            while True:
+                chunk = await self.core.threads.work(body.read, CHUNK)
+                for event in parser.parse(chunk):
+                    if isinstance(event, multipart.MultipartSegment):
+                        if event.filename is not None:
+                            name = event.filename.replace("\\", "/").lstrip("/")
+                            target = files.normalise(posixpath.join(folder, name))
+                            if posixpath.dirname(target) != folder:
+                                await files.mkdir(posixpath.dirname(target), parents=True)
+                            writer = await files.open_write(target, exclusive=not overwrite)
+                            written = 0
+                    elif isinstance(event, (bytes, bytearray)):
+                        if writer is not None:
+                            await writer.write(written, bytes(event))
+                            written += len(event)
+                    elif event is None and writer is not None:
+                        await writer.commit()
+                        saved.append({"path": writer.path, "size": writer.size})
+                        writer = None
+                if not chunk:
+                    break
+        except multipart.ParserError as e:
+            raise Invalid(f"The upload is not valid multipart data: {e}") from None
+        finally:
+            if writer is not None:
+                await writer.abort()
+        return saved
+
+    @app.route("/mkdir/", methods=["POST"])
+    async def mkdir(self, request):
+        body = read_json(request)
+        path = body.get("path")
+        if not isinstance(path, str) or not path.strip("/"):
+            raise Invalid("Name the folder to create.", {"path": ["This field is required."]})
+        files = await self._files(request)
+        created = await files.mkdir(path, parents=bool(body.get("parents", True)))
+        return reply(request, {"path": created}, 201)
+
+    @app.route("/rename/", methods=["POST"])
+    async def rename(self, request):
+        body = read_json(request)
+        path, new_path = body.get("path"), body.get("new_path")
+        errors = {
+            name: ["This field is required."]
+            for name, value in (("path", path), ("new_path", new_path))
+            if not isinstance(value, str) or not value.strip("/")
+        }
+        if errors:
+            raise Invalid("Say what to rename and to what.", errors)
+        files = await self._files(request)
+        await files.rename(path, new_path, overwrite=bool(body.get("overwrite", False)))
+        return reply(request, {"path": files.normalise(new_path)})

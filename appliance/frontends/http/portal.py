@@ -1,0 +1,140 @@
+"""Sessions, first run, the dashboard, the organisation and its branding."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from klein import Klein
+
+from ...core.organisations import branding, describe, organisation_changes
+from ...errors import Invalid, NotFound, PermissionDenied
+from ...store import queries
+from .api import NOT_ALLOWED, authenticate, client_address, error_reply, query, read_json, reply
+
+
+def user_fields(profile) -> dict:
+    return {
+        "id": profile.id,
+        "username": profile.username,
+        "email": profile.email,
+        "is_admin": profile.is_admin,
+        "is_superuser": profile.is_superuser,
+    }
+
+
+class PortalApi:
+    """Routes under /api/portal/ that are not a collection of their own."""
+
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.core.reactor.seconds(), UTC)
+
+    # -- sessions --------------------------------------------------------------------
+
+    @app.route("/token/", methods=["POST"])
+    async def token(self, request):
+        body = read_json(request)
+        username, password = body.get("username"), body.get("password")
+        if not isinstance(username, str) or not isinstance(password, str) or not username or not password:
+            raise Invalid("Enter a username and a password.", {"username": ["This field is required."]})
+        account = await self.core.auth.login(
+            username, protocol="web", address=client_address(request), password=password
+        )
+        tokens = await self.core.sessions.issue(account.profile.id)
+        return reply(request, {**tokens, **user_fields(account.profile)})
+
+    @app.route("/token/refresh/", methods=["POST"])
+    async def refresh(self, request):
+        token = read_json(request).get("refresh")
+        if not isinstance(token, str) or not token:
+            raise Invalid("A refresh token is required.", {"refresh": ["This field is required."]})
+        return reply(request, await self.core.sessions.refresh(token))
+
+    @app.route("/token/logout/", methods=["POST"])
+    async def logout(self, request):
+        token = read_json(request).get("refresh")
+        if isinstance(token, str) and token:
+            await self.core.sessions.revoke(token)
+        return reply(request, {"detail": "Signed out."})
+
+    # -- first run --------------------------------------------------------------------
+
+    @app.route("/initialized/", methods=["GET"])
+    async def initialized(self, request):
+        return reply(request, {"initialized": await self.core.organisations.initialized()})
+
+    @app.route("/setup/", methods=["POST"])
+    async def setup(self, request):
+        body = read_json(request)
+        fields = {name: body.get(name) for name in ("organisation", "username", "email", "password")}
+        missing = {
+            name: ["This field is required."]
+            for name, value in fields.items()
+            if not isinstance(value, str) or not value
+        }
+        if missing:
+            raise Invalid("Some fields are missing.", missing)
+        if await self.core.organisations.initialized():
+            raise PermissionDenied("The appliance is already set up.")
+        created = await self.core.organisations.initialize(
+            fields["organisation"], fields["username"], fields["email"], fields["password"]
+        )
+        profile = await self.core.store.run(queries.get_profile_by_id, created.profile_id)
+        tokens = await self.core.sessions.issue(profile.id)
+        return reply(request, {**tokens, **user_fields(profile)}, 201)
+
+    # -- dashboard ----------------------------------------------------------------------
+
+    @app.route("/dashboard/overview/", methods=["GET"])
+    async def overview(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        return reply(request, await self.core.dashboard.overview(account))
+
+    @app.route("/dashboard/information/", methods=["GET"])
+    async def information(self, request):
+        account = await authenticate(self.core, request)
+        return reply(request, self.core.dashboard.information(account))
+
+    # -- organisation -----------------------------------------------------------------
+
+    @app.route("/organisation/", methods=["GET"])
+    async def organisation(self, request):
+        account = await authenticate(self.core, request)
+        return reply(request, [describe(account.organisation, self._now())])
+
+    @app.route("/organisation/<int:org_id>/", methods=["GET", "PATCH"])
+    async def organisation_item(self, request, org_id):
+        account = await authenticate(self.core, request)
+        if org_id != account.organisation.id:
+            raise NotFound("No such organisation.")
+        if request.method == b"PATCH":
+            if not account.profile.is_admin:
+                raise PermissionDenied(NOT_ALLOWED)
+            changes = organisation_changes(read_json(request))
+            if changes:
+                await self.core.store.run(queries.update_organisation, org_id, changes)
+                await self.core.audit.change(
+                    account, "web", client_address(request), "organisation", "",
+                    f"{account.profile.username} changed the organisation's {', '.join(sorted(changes))}",
+                )  # fmt: skip
+            organisation = await self.core.store.run(queries.get_organisation, org_id)
+            return reply(request, describe(organisation, self._now()))
+        return reply(request, describe(account.organisation, self._now()))
+
+    @app.route("/branding/", methods=["GET"])
+    async def branding(self, request):
+        subdomain = query(request, "subdomain").strip().lower()
+        organisation = await self.core.store.run(queries.organisation_by_subdomain, subdomain) if subdomain else None
+        return reply(request, branding(organisation))
+
+    @app.route("/", branch=True)
+    def not_found(self, request):
+        return reply(request, {"detail": "Not found."}, 404)
