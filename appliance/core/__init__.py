@@ -16,6 +16,7 @@ from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
 from .jobs import Jobs
+from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
 from .organisations import Organisations, Profiles
@@ -47,6 +48,7 @@ class Core:
     metrics: Metrics
     sessions: Sessions
     dashboard: Dashboard
+    mailbox_admin: MailboxAdmin
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -94,6 +96,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         metrics=metrics,
         sessions=Sessions(store, data_dir.token_secret(), reactor),
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
+        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

@@ -98,3 +98,29 @@ def mark_filed(db: sqlite_utils.Database, mailbox_id: int, keys: list[str], file
                 "INSERT OR IGNORE INTO mailbox_messages (mailbox_id, message_key, filed_at) VALUES (?, ?, ?)",
                 [mailbox_id, key, filed_at],
             )
+
+
+def list_mailboxes(db: sqlite_utils.Database, org_id: int, search: str, limit: int, offset: int) -> tuple[int, list]:
+    pattern = f"%{search}%"
+    where = "org_id = ? AND (name LIKE ? OR host LIKE ? OR username LIKE ?)"
+    params = [org_id, pattern, pattern, pattern]
+    count = db.execute(f"SELECT count(*) FROM mailboxes WHERE {where}", params).fetchone()[0]
+    rows = db.query(
+        f"SELECT * FROM mailboxes WHERE {where} ORDER BY name, id LIMIT ? OFFSET ?", [*params, limit, offset]
+    )
+    return count, [_mailbox(row) for row in rows]
+
+
+def update_mailbox(db: sqlite_utils.Database, org_id: int, mailbox_id: int, values: dict) -> None:
+    sets = ", ".join(f"{name} = ?" for name in values)
+    db.execute(f"UPDATE mailboxes SET {sets} WHERE id = ? AND org_id = ?", [*values.values(), mailbox_id, org_id])
+
+
+def delete_mailbox(db: sqlite_utils.Database, org_id: int, mailbox_id: int) -> bool:
+    return db.execute("DELETE FROM mailboxes WHERE id = ? AND org_id = ?", [mailbox_id, org_id]).rowcount == 1
+
+
+def count_runs(db: sqlite_utils.Database, org_id: int, mailbox_id: int) -> int:
+    return db.execute(
+        "SELECT count(*) FROM mailbox_runs WHERE org_id = ? AND mailbox_id = ?", [org_id, mailbox_id]
+    ).fetchone()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from klein import Klein
 from twisted.web.server import Site
 
+from .admin import MailboxesApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
@@ -24,6 +25,7 @@ class RootApi:
         self.ops_api = OpsApi(core)
         self.portal_api = PortalApi(core)
         self.files_api = FilesApi(core)
+        self.mailboxes_api = MailboxesApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -40,6 +42,10 @@ class RootApi:
     @app.route("/api/portal/files/", branch=True)
     def files(self, request):
         return self.files_api.app.resource()
+
+    @app.route("/api/portal/mailboxes/", branch=True)
+    def mailboxes(self, request):
+        return self.mailboxes_api.app.resource()
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):

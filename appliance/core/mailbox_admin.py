@@ -1,0 +1,159 @@
+"""Mailboxes as admins see and change them: validated fields, the password
+encrypted at rest and never shown, the host checked before it is saved."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ..errors import Invalid, NotFound
+from ..mail.parsing import render_folder
+from ..models import Mailbox, to_iso
+from ..store import Store, queries
+from ..store import mailboxes as mailbox_queries
+from .auth import Account
+from .netcheck import resolve_allowed
+
+CHOICES = {
+    "security": ("tls", "starttls", "none"),
+    "keep": ("attachments", "message"),
+    "after": ("seen", "move", "delete"),
+}
+DEFAULT_PORTS = {"tls": 993, "starttls": 143, "none": 143}
+
+
+def view(mailbox: Mailbox, last_run: dict | None) -> dict:
+    return {
+        "id": mailbox.id,
+        "name": mailbox.name,
+        "host": mailbox.host,
+        "port": mailbox.port,
+        "security": mailbox.security,
+        "verify_tls": mailbox.verify_tls,
+        "username": mailbox.username,
+        "has_password": bool(mailbox.password_encrypted),
+        "folder": mailbox.folder,
+        "source": mailbox.source_id,
+        "target_folder": mailbox.target_folder,
+        "keep": mailbox.keep,
+        "after": mailbox.after,
+        "move_to": mailbox.move_to,
+        "interval_minutes": mailbox.interval_minutes,
+        "enabled": mailbox.enabled,
+        "last_run": last_run,
+    }
+
+
+class MailboxAdmin:
+    def __init__(self, store: Store, threads, secrets, settings, clock):
+        self._store = store
+        self._threads = threads
+        self._secrets = secrets
+        self._settings = settings
+        self._clock = clock
+
+    async def get(self, account: Account, mailbox_id: int) -> Mailbox:
+        mailbox = await self._store.run(mailbox_queries.get_mailbox, account.organisation.id, mailbox_id)
+        if mailbox is None:
+            raise NotFound("No such mailbox.")
+        return mailbox
+
+    async def show(self, account: Account, mailbox: Mailbox) -> dict:
+        return view(mailbox, await self._store.run(mailbox_queries.last_run, account.organisation.id, mailbox.id))
+
+    async def values(self, account: Account, body: dict, existing: Mailbox | None = None) -> dict:
+        """Validated column values from a create (all fields) or an update (some)."""
+        errors: dict[str, list[str]] = {}
+        values: dict = {}
+
+        def text(name: str, required: bool, limit: int = 255) -> None:
+            if name not in body:
+                if required and existing is None:
+                    errors[name] = ["This field is required."]
+                return
+            value = body[name]
+            if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+                errors[name] = ["Enter a value." if required else f"At most {limit} characters."]
+                return
+            if any(ord(c) < 32 for c in value):
+                errors[name] = ["Control characters are not allowed."]
+                return
+            values[name] = value.strip()
+
+        for name, required in (
+            ("name", True),
+            ("host", True),
+            ("username", True),
+            ("folder", False),
+            ("move_to", False),
+        ):
+            text(name, required)
+        text("target_folder", False, 1000)
+        for name, choices in CHOICES.items():
+            if name in body:
+                if body[name] not in choices:
+                    errors[name] = [f"Choose one of: {', '.join(choices)}."]
+                else:
+                    values[name] = body[name]
+        for name in ("verify_tls", "enabled"):
+            if name in body:
+                if not isinstance(body[name], bool):
+                    errors[name] = ["Must be true or false."]
+                else:
+                    values[name] = body[name]
+        if "port" in body:
+            if not isinstance(body["port"], int) or not 1 <= body["port"] <= 65535:
+                errors["port"] = ["Enter a port from 1 to 65535."]
+            else:
+                values["port"] = body["port"]
+        if "interval_minutes" in body:
+            if not isinstance(body["interval_minutes"], int) or not 1 <= body["interval_minutes"] <= 1440:
+                errors["interval_minutes"] = ["Enter a number of minutes from 1 to 1440."]
+            else:
+                values["interval_minutes"] = body["interval_minutes"]
+        if "password" in body:
+            if not isinstance(body["password"], str) or len(body["password"]) > 1000:
+                errors["password"] = ["Enter the mailbox password."]
+            else:
+                values["password_encrypted"] = self._secrets.encrypt(body["password"]) if body["password"] else ""
+        if "source" in body:
+            source = None
+            if isinstance(body["source"], int):
+                source = await self._store.run(queries.get_source, account.organisation.id, body["source"])
+            if source is None:
+                errors["source"] = ["Choose one of your organisation's sources."]
+            else:
+                values["source_id"] = source.id
+        elif existing is None:
+            values["source_id"] = account.source.id if account.source else account.organisation.default_source_id
+        if "target_folder" in values:
+            try:
+                render_folder(values["target_folder"], _SAMPLE)
+            except Exception:  # noqa: BLE001
+                errors["target_folder"] = ["Use a folder like /mail/{date} ({date}, {from}, {subject}, {message_id})."]
+        merged_after = values.get("after", existing.after if existing else "seen")
+        if merged_after == "move" and not values.get("move_to", existing.move_to if existing else ""):
+            errors["move_to"] = ["Name the folder to move processed messages to."]
+        if errors:
+            raise Invalid("Some fields are not valid.", errors)
+        if "host" in values or "port" in values:
+            host = values.get("host", existing.host if existing else "")
+            port = values.get("port", existing.port if existing else DEFAULT_PORTS[values.get("security", "tls")])
+            try:
+                await self._threads.work(resolve_allowed, host, port, self._settings.allow_loopback)
+            except Invalid as e:
+                raise Invalid(e.message, {"host": [e.message]}) from None
+        if existing is None:
+            values.setdefault("port", DEFAULT_PORTS[values.get("security", "tls")])
+            values["org_id"] = account.organisation.id
+            values["created_at"] = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
+        return values
+
+
+class _Sample:
+    date = "2026-01-01"
+    sender = "someone@example.com"
+    subject = "subject"
+    message_id = "id"
+
+
+_SAMPLE = _Sample()
