@@ -43,8 +43,12 @@ class NotAuthenticated(ApplianceError):
 class ApplianceRequest(Request):
     """Every reply carries the security headers (HSTS too, over TLS)."""
 
+    def setHeader(self, name, value):
+        if name.lower() in (b"server", "server"):
+            value = b"Appliance"  # not the server library and its version
+        super().setHeader(name, value)
+
     def process(self):
-        self.setHeader(b"server", b"Appliance")
         for name, value in SECURITY_HEADERS.items():
             self.setHeader(name, value)
         if self.isSecure():

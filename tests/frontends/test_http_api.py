@@ -1,0 +1,267 @@
+"""The portal API over HTTP against the live daemon: sessions, first run,
+dashboard, organisation, branding, files, and the error catalogue."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+
+import jwt
+import pytest
+
+from ..api_client import Api, signed_in
+from ..helpers import ADMIN_PASSWORD, make_daemon
+
+PASSWORD = "user-password-1"
+
+
+def token_not_valid(reply) -> bool:
+    return (
+        reply.status == 401
+        and reply.body["code"] == "token_not_valid"
+        and reply.body["detail"] == "Given token not valid for any token type"
+        and isinstance(reply.body["messages"], list)
+    )
+
+
+# -- sessions ---------------------------------------------------------------------------
+
+
+def test_login_returns_tokens_and_the_user(daemon):
+    api = Api(daemon)
+    reply = api.login("admin", ADMIN_PASSWORD)
+    assert reply.status == 200
+    assert {"access", "refresh", "id", "username", "email", "is_admin", "is_superuser"} <= set(reply.body)
+    assert reply.body["is_admin"] is True and reply.body["username"] == "admin"
+    claims = jwt.decode(reply.body["access"], options={"verify_signature": False})
+    assert {"exp", "iat", "jti", "token_type", "user_id"} <= set(claims) and claims["token_type"] == "access"
+
+
+def test_login_failures_answer_the_same(daemon):
+    wrong = Api(daemon).login("admin", "wrong-password")
+    unknown = Api(daemon).login("nobody-at-all", "wrong-password")
+    assert wrong.status == unknown.status == 401
+    assert wrong.body == unknown.body
+
+
+def test_refresh_rotates_and_a_used_refresh_token_is_refused(daemon):
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    first = api.refresh_token
+    renewed = Api(daemon).post("token/refresh/", {"refresh": first})
+    assert renewed.status == 200 and {"access", "refresh"} <= set(renewed.body)
+    assert renewed.body["refresh"] != first
+    again = Api(daemon).post("token/refresh/", {"refresh": first})
+    assert token_not_valid(again)
+    # the new access token works; a refresh token is not an access token
+    assert Api(daemon, renewed.body["access"]).get("organisation/").status == 200
+    assert token_not_valid(Api(daemon, renewed.body["refresh"]).get("organisation/"))
+    # logout revokes the refresh token
+    assert Api(daemon).post("token/logout/", {"refresh": renewed.body["refresh"]}).status == 200
+    assert token_not_valid(Api(daemon).post("token/refresh/", {"refresh": renewed.body["refresh"]}))
+
+
+def test_bad_tokens_get_token_not_valid(daemon):
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    header, payload, signature = api.token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    unsigned = base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').rstrip(b"=").decode() + "." + payload + "."
+    other_secret = jwt.encode(claims, "not-the-secret-but-long-enough-0123456789", algorithm="HS256")
+    no_exp = jwt.encode({k: v for k, v in claims.items() if k != "exp"}, "x" * 32, algorithm="HS256")
+    tampered = ".".join([header, base64.urlsafe_b64encode(json.dumps({**claims, "user_id": 999}).encode())
+                         .rstrip(b"=").decode(), signature])  # fmt: skip
+    for token in (unsigned, other_secret, no_exp, tampered, "garbage", api.token[:-2]):
+        assert token_not_valid(Api(daemon, token).get("organisation/")), token
+    no_credentials = Api(daemon).get("organisation/")
+    assert no_credentials.status == 401 and "code" not in no_credentials.body
+
+
+def test_a_password_change_ends_sessions(daemon):
+    daemon.add_profile("changer")
+    api = signed_in(daemon, "changer", PASSWORD)
+    assert api.get("organisation/").status == 200
+    daemon.execute(
+        "UPDATE profiles SET password_changed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+5 seconds') "
+        "WHERE username = 'changer'"
+    )
+    assert token_not_valid(api.get("organisation/"))
+    assert token_not_valid(Api(daemon).post("token/refresh/", {"refresh": api.refresh_token}))
+
+
+def test_payment_missing_and_deleted_organisations_get_the_spec_replies(daemon):
+    org = daemon.add_organisation("Soon Late")
+    daemon.add_profile("soonlate", org_id=org, is_admin=True)
+    api = signed_in(daemon, "soonlate", PASSWORD)
+    daemon.execute("UPDATE organisations SET status = 'payment_missing' WHERE id = ?", org)
+    reply = api.get("dashboard/information/")
+    assert (reply.status, reply.body) == (403, {"detail": "Organisation payment missing"})
+    daemon.execute("UPDATE organisations SET status = 'deleted' WHERE id = ?", org)
+    reply = api.get("files/?path=/")
+    assert (reply.status, reply.body) == (403, {"detail": "Organisation is deleted"})
+
+
+# -- first run -----------------------------------------------------------------------------
+
+
+def test_first_run_setup(tmp_path):
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.data_dir = tmp_path / "fresh"
+    daemon.start()
+    try:
+        api = Api(daemon)
+        assert api.get("initialized/").body == {"initialized": False}
+        bad = api.post("setup/", {"organisation": "Acme", "username": "root admin", "email": "x", "password": "p"})
+        assert bad.status == 400
+        created = api.post(
+            "setup/",
+            {"organisation": "Acme", "username": "boss", "email": "boss@example.com", "password": "long-password-1"},
+        )
+        assert created.status == 201 and created.body["is_superuser"] is True and created.body["access"]
+        assert api.get("initialized/").body == {"initialized": True}
+        again = api.post(
+            "setup/",
+            {"organisation": "Evil", "username": "evil", "email": "e@example.com", "password": "long-password-1"},
+        )
+        assert again.status == 403
+        assert Api(daemon, created.body["access"]).get("dashboard/overview/").status == 200
+    finally:
+        daemon.stop()
+
+
+# -- dashboard, organisation, branding ---------------------------------------------------------
+
+
+def test_dashboard_overview_has_the_spec_fields_and_twelve_months(daemon, tmp_path):
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    api.post("files/upload/?path=/", raw=_multipart("dash.txt", b"dashboard"), headers=_MULTIPART)
+    body = api.get("dashboard/overview/").body
+    assert {"users", "active_users", "log_count", "file_transfers", "series", "logs", "top_users"} <= set(body)
+    assert body["file_transfers"] >= 1 and body["active_users"] >= 1
+    assert {s["name"] for s in body["series"]} == {"sftp", "ftp", "web", "mail"}
+    for series in body["series"]:
+        assert len(series["data"]) == 12
+    web = next(s for s in body["series"] if s["name"] == "web")["data"]
+    assert web[-1]["y"] >= 1 and " " in web[-1]["x"]  # "Nov 2026"
+    assert body["logs"][0].keys() == {"id", "username", "created_at", "message"}
+    assert any(u["username"] == "admin" and u["count"] >= 1 for u in body["top_users"])
+
+
+def test_non_admins_get_403_on_admin_calls_but_see_their_information(daemon):
+    daemon.add_profile("viewer")
+    api = signed_in(daemon, "viewer", PASSWORD)
+    assert api.get("dashboard/overview/").status == 403
+    info = api.get("dashboard/information/").body
+    assert info["username"] == "viewer" and info["source"] == "Default"
+    assert info["sftp_port"] == daemon.sftp_port and info["ftp_port"] == daemon.ftp_port
+    assert [k["type"] for k in info["host_keys"]] == ["ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"]
+    assert all(k["fingerprint"].startswith("SHA256:") for k in info["host_keys"])
+    org = api.get("organisation/").body[0]
+    assert api.patch(f"organisation/{org['id']}/", {"name": "Mine now"}).status == 403
+
+
+def test_organisation_settings_and_public_branding(daemon):
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    org = api.get("organisation/").body[0]
+    assert {"on_trial", "days_left_on_trial", "status", "name", "subdomain", "branding_colour"} <= set(org)
+    bad = api.patch(f"organisation/{org['id']}/", {"branding_colour": "red"})
+    assert bad.status == 400 and "branding_colour" in bad.body
+    good = api.patch(
+        f"organisation/{org['id']}/", {"branding": True, "branding_colour": "#123ABC", "user_terms": "Be nice."}
+    )
+    assert good.status == 200 and good.body["branding_colour"] == "#123ABC"
+    public = Api(daemon).get(f"branding/?subdomain={org['subdomain']}")
+    assert public.body == {"branding": True, "branding_logo": None, "branding_colour": "#123ABC"}
+    assert Api(daemon).get("branding/?subdomain=nobody-here").body["branding"] is False
+    assert api.patch("organisation/999999/", {"name": "x"}).status == 404
+
+
+def test_a_trial_shows_days_left(daemon):
+    org = daemon.add_organisation("Trying", status="trial")
+    daemon.execute(
+        "UPDATE organisations SET trial_ends_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+10 days', '-1 hour') WHERE id = ?",
+        org,
+    )
+    daemon.add_profile("trier", org_id=org, is_admin=True)
+    body = signed_in(daemon, "trier", PASSWORD).get("organisation/").body[0]
+    assert body["on_trial"] is True and body["days_left_on_trial"] == 10
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+_MULTIPART = {"Content-Type": "multipart/form-data; boundary=XyZ"}
+
+
+def _multipart(name: str, data: bytes) -> bytes:
+    return (
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode() + b'"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
+    )
+
+
+def test_files_round_trip_through_the_core(daemon):
+    daemon.add_profile("webby")
+    api = signed_in(daemon, "webby", PASSWORD)
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    up = api.post("files/upload/?path=/reports", raw=_multipart("q3/é report.bin", data), headers=_MULTIPART)
+    assert up.status == 201 and up.body["files"] == [{"path": "/reports/q3/é report.bin", "size": len(data)}]
+    assert (daemon.home("webby") / "reports" / "q3" / "é report.bin").read_bytes() == data
+    listing = api.get("files/?path=/reports/q3").body
+    assert listing["entries"][0]["name"] == "é report.bin" and listing["entries"][0]["size"] == len(data)
+    down = api.get("files/download/?path=/reports/q3/%C3%A9%20report.bin")
+    assert down.status == 200 and down.raw == data
+    assert "filename*=UTF-8''%C3%A9%20report.bin" in down.headers["content-disposition"]
+    part = api.get("files/download/?path=/reports/q3/%C3%A9%20report.bin", headers={"Range": "bytes=100-199"})
+    assert part.status == 206 and part.raw == data[100:200]
+    assert part.headers["content-range"] == f"bytes 100-199/{len(data)}"
+    again = api.post("files/upload/?path=/reports", raw=_multipart("q3/é report.bin", b"x"), headers=_MULTIPART)
+    assert again.status == 400  # never overwritten by surprise
+    assert api.post("files/mkdir/", {"path": "/a/b"}).status == 201
+    assert api.post("files/rename/", {"path": "/reports", "new_path": "/a/b/reports"}).status == 200
+    assert api.delete("files/?path=/a").status == 204
+    assert api.get("files/?path=/").body["entries"] == []
+    rows = [r for r in daemon.logs() if r["username"] == "webby" and r["protocol"] == "web"]
+    assert {"upload", "download", "mkdir", "rename", "delete"} <= {r["action"] for r in rows}
+
+
+def test_files_refuse_escapes_and_respect_permissions(daemon):
+    daemon.add_profile("readonly", permissions=["list", "download"])
+    api = signed_in(daemon, "readonly", PASSWORD)
+    assert api.get("files/?path=/../../etc").status == 403
+    assert api.get("files/download/?path=/etc/passwd").status == 404
+    refused = api.post("files/upload/?path=/", raw=_multipart("x.txt", b"x"), headers=_MULTIPART)
+    assert refused.status == 403 and "may not upload" in refused.body["detail"]
+    assert api.post("files/mkdir/", {"path": "/d"}).status == 403
+
+
+def test_an_upload_cut_off_midway_leaves_nothing(daemon):
+    daemon.add_profile("cutweb")
+    api = signed_in(daemon, "cutweb", PASSWORD)
+    body = _multipart("cut.bin", os.urandom(4 * 1024 * 1024))
+    with socket.create_connection(("127.0.0.1", daemon.http_port)) as sock:
+        sock.sendall(
+            b"POST /api/portal/files/upload/?path=/ HTTP/1.1\r\nHost: x\r\n"
+            b"Authorization: Bearer " + api.token.encode() + b"\r\n"
+            b"Content-Type: multipart/form-data; boundary=XyZ\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[: len(body) // 2]
+        )
+    listing = api.get("files/?path=/").body["entries"]
+    assert listing == []
+    home = daemon.home("cutweb")
+    assert not home.exists() or [p.name for p in home.iterdir()] == []
+
+
+def test_api_misses_are_json_and_the_console_falls_back(daemon):
+    miss = Api(daemon).get("no/such/thing/")
+    assert miss.status == 404 and miss.body == {"detail": "Not found."}
+    assert (
+        miss.headers["x-content-type-options"] == "nosniff"
+        and "frame-ancestors 'none'" in miss.headers["content-security-policy"]
+    )
+    assert miss.headers["server"] == "Appliance"
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"[1,2]", b"x" * (1024 * 1024 + 10)])
+def test_bad_json_bodies_get_400(daemon, body):
+    reply = Api(daemon).post("token/", raw=body, headers={"Content-Type": "application/json"})
+    assert reply.status == 400
