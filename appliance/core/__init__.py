@@ -21,6 +21,7 @@ from .mailboxes import MailboxService
 from .metrics import Metrics
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
+from .profile_admin import ProfileAdmin
 from .sessions import Sessions
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
@@ -49,6 +50,7 @@ class Core:
     sessions: Sessions
     dashboard: Dashboard
     mailbox_admin: MailboxAdmin
+    profile_admin: ProfileAdmin
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -97,6 +99,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         sessions=Sessions(store, data_dir.token_secret(), reactor),
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
+        profile_admin=ProfileAdmin(store, passwords, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

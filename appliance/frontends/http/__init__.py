@@ -5,7 +5,7 @@ from __future__ import annotations
 from klein import Klein
 from twisted.web.server import Site
 
-from .admin import MailboxesApi
+from .admin import LogsApi, MailboxesApi, ProfilesApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
@@ -26,6 +26,8 @@ class RootApi:
         self.portal_api = PortalApi(core)
         self.files_api = FilesApi(core)
         self.mailboxes_api = MailboxesApi(core)
+        self.profiles_api = ProfilesApi(core)
+        self.logs_api = LogsApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -46,6 +48,14 @@ class RootApi:
     @app.route("/api/portal/mailboxes/", branch=True)
     def mailboxes(self, request):
         return self.mailboxes_api.app.resource()
+
+    @app.route("/api/portal/profiles/", branch=True)
+    def profiles(self, request):
+        return self.profiles_api.app.resource()
+
+    @app.route("/api/portal/logs/", branch=True)
+    def logs(self, request):
+        return self.logs_api.app.resource()
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):

@@ -4,9 +4,17 @@ answer 404."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 from klein import Klein
 
+from ...core.profile_admin import view as profile_view
+from ...errors import PermissionDenied
+from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
+from ...store import profiles as profile_queries
+from ...store import queries
 from .api import authenticate, client_address, error_reply, page, paging, query, read_json, reply
 
 
@@ -84,3 +92,121 @@ class MailboxesApi:
         rows = await self.core.store.run(mailbox_queries.runs, org_id, mailbox_id, limit, offset)
         count = await self.core.store.run(mailbox_queries.count_runs, org_id, mailbox_id)
         return reply(request, page(request, rows, count))
+
+
+class ProfilesApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+        self.admin = core.profile_admin
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    async def _audit(self, account, request, message: str) -> None:
+        await self.core.audit.change(account, "web", client_address(request), "profile", "", message)
+
+    @app.route("/", methods=["GET"])
+    async def listing(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        limit, offset = paging(request)
+        count, profiles = await self.core.store.run(
+            profile_queries.list_profiles,
+            account.organisation.id,
+            query(request, "search"),
+            query(request, "ordering", "username"),
+            limit,
+            offset,
+        )
+        return reply(request, page(request, [profile_view(p) for p in profiles], count))
+
+    @app.route("/", methods=["POST"])
+    async def create(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        profile = await self.admin.create(account, read_json(request))
+        await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
+        return reply(request, profile_view(profile), 201)
+
+    @app.route("/<int:profile_id>/", methods=["GET"])
+    async def item(self, request, profile_id):
+        account = await authenticate(self.core, request, admin=True)
+        return reply(request, profile_view(await self.admin.get(account, profile_id)))
+
+    @app.route("/<int:profile_id>/", methods=["PATCH", "PUT"])
+    async def change(self, request, profile_id):
+        account = await authenticate(self.core, request, admin=True)
+        existing = await self.admin.get(account, profile_id)
+        values = await self.admin.values(account, read_json(request), existing)
+        if values:
+            await self.core.store.run(queries.update_profile, existing.id, values)
+            changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
+            await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
+        return reply(request, profile_view(await self.admin.get(account, profile_id)))
+
+    @app.route("/<int:profile_id>/", methods=["DELETE"])
+    async def delete(self, request, profile_id):
+        account = await authenticate(self.core, request, admin=True)
+        existing = await self.admin.get(account, profile_id)
+        if existing.id == account.profile.id:
+            raise PermissionDenied("You cannot delete your own profile.")
+        await self.core.store.run(profile_queries.delete_profile, account.organisation.id, profile_id)
+        await self._audit(account, request, f"{account.profile.username} deleted the profile {existing.username}")
+        request.setResponseCode(204)
+        return b""
+
+
+class LogsApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    @staticmethod
+    def _filters(request) -> dict:
+        return {name: query(request, name).strip() for name in FILTERS}
+
+    @app.route("/", methods=["GET"])
+    async def listing(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        limit, offset = paging(request, 50)
+        count, rows = await self.core.store.run(
+            log_queries.search_logs, account.organisation.id, self._filters(request), limit, offset
+        )
+        return reply(request, page(request, rows, count, 50))
+
+    @app.route("/export/", methods=["GET"])
+    async def export(self, request):
+        """Every matching row as CSV, written in batches as the client reads."""
+        account = await authenticate(self.core, request, admin=True)
+        filters = self._filters(request)
+        request.setHeader(b"content-type", b"text/csv; charset=utf-8")
+        request.setHeader(b"content-disposition", b'attachment; filename="audit-log.csv"')
+        request.setHeader(b"cache-control", b"no-store")
+        request.write(_csv([COLUMN_NAMES]))
+        before = None
+        while True:
+            rows = await self.core.store.run(log_queries.export_logs, account.organisation.id, filters, before, 5000)
+            if not rows:
+                break
+            request.write(_csv(rows))
+            before = rows[-1][0]
+        return b""
+
+
+FILTERS = ("search", "action", "protocol", "username", "date_from", "date_to")
+COLUMN_NAMES = ("id", "created_at", "username", "protocol", "action", "path", "bytes", "remote_address", "message")
+
+
+def _csv(rows) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        # a leading =, +, - or @ would run as a formula in a spreadsheet
+        writer.writerow(["'" + v if isinstance(v, str) and v[:1] in "=+-@" else v for v in row])
+    return buffer.getvalue().encode()

@@ -1,0 +1,186 @@
+"""Profiles as admins see and change them, with every field validated."""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import UTC, datetime
+
+from twisted.conch.ssh import keys
+
+from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
+from ..models import PERMISSIONS, PROTOCOLS, Profile, from_iso, to_iso
+from ..store import Store, queries
+from . import validation
+from .auth import Account
+from .files.tree import split_path, virtual
+from .passwords import Passwords, validate
+
+SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
+
+
+def view(profile: Profile) -> dict:
+    return {
+        "id": profile.id,
+        "username": profile.username,
+        "email": profile.email,
+        "is_admin": profile.is_admin,
+        "active": profile.active,
+        "has_password": bool(profile.password_hash),
+        "source": profile.source_id,
+        "home": profile.home,
+        "permissions": list(profile.permissions),
+        "protocols": list(profile.protocols),
+        "ssh_keys": list(profile.ssh_keys),
+        "ip_allow": list(profile.ip_allow),
+        "quota_bytes": profile.quota_bytes,
+        "quota_files": profile.quota_files,
+        "expires_at": profile.expires_at,
+        "last_login": profile.last_login,
+        "created_at": profile.created_at,
+    }
+
+
+def _string_list(value, name: str, errors: dict) -> list[str] | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        errors[name] = ["Give a list of strings."]
+        return None
+    return value
+
+
+class ProfileAdmin:
+    def __init__(self, store: Store, passwords: Passwords, clock):
+        self._store = store
+        self._passwords = passwords
+        self._clock = clock
+
+    async def get(self, account: Account, profile_id: int) -> Profile:
+        profile = await self._store.run(queries.get_profile, account.organisation.id, profile_id)
+        if profile is None:
+            raise NotFound("No such profile.")
+        return profile
+
+    async def values(self, account: Account, body: dict, existing: Profile | None = None) -> dict:
+        errors: dict[str, list[str]] = {}
+        values: dict = {}
+        creating = existing is None
+
+        def check(name: str, validator):
+            try:
+                values[name] = validator(body[name])
+            except Invalid as e:
+                errors.update(e.fields or {name: [e.message]})
+            except (TypeError, AttributeError):
+                errors[name] = ["Not a valid value."]
+
+        for name, validator in (("username", validation.username), ("email", validation.email)):
+            if name in body:
+                check(name, validator)
+            elif creating:
+                errors[name] = ["This field is required."]
+        password = body.get("password")
+        if password not in (None, ""):
+            if not isinstance(password, str):
+                errors["password"] = ["Enter a password."]
+            else:
+                try:
+                    validate(password)
+                except Invalid as e:
+                    errors.update(e.fields)
+        for name in ("is_admin", "active"):
+            if name in body:
+                if not isinstance(body[name], bool):
+                    errors[name] = ["Must be true or false."]
+                else:
+                    values[name] = body[name]
+        if existing is not None and existing.id == account.profile.id:
+            if values.get("is_admin") is False:
+                errors["is_admin"] = [SELF_ADMIN]
+            if values.get("active") is False:
+                errors["active"] = ["You cannot disable your own account."]
+        if "source" in body:
+            source = None
+            if isinstance(body["source"], int):
+                source = await self._store.run(queries.get_source, account.organisation.id, body["source"])
+            if source is None and body["source"] is not None:
+                errors["source"] = ["Choose one of your organisation's sources."]
+            else:
+                values["source_id"] = source.id if source else None
+        elif creating:
+            values["source_id"] = account.organisation.default_source_id
+        if "home" in body:
+            try:
+                values["home"] = virtual(split_path(str(body["home"])))
+            except (Invalid, PermissionDenied) as e:
+                errors["home"] = [e.message]
+        for name, allowed in (("permissions", PERMISSIONS), ("protocols", PROTOCOLS)):
+            if name in body:
+                items = _string_list(body[name], name, errors)
+                if items is not None:
+                    unknown = sorted(set(items) - set(allowed))
+                    if unknown:
+                        errors[name] = [f"Unknown: {', '.join(unknown)}. Choose from: {', '.join(allowed)}."]
+                    else:
+                        values[name] = [p for p in allowed if p in items]
+            elif creating:
+                values[name] = list(allowed)
+        if "ssh_keys" in body:
+            items = _string_list(body["ssh_keys"], "ssh_keys", errors)
+            if items is not None:
+                bad = []
+                for line in items:
+                    try:
+                        keys.Key.fromString(line.strip().encode())
+                    except (keys.BadKeyError, ValueError, IndexError):
+                        bad.append(line[:40])
+                if bad:
+                    errors["ssh_keys"] = [f"Not an OpenSSH public key: {b}..." for b in bad]
+                else:
+                    values["ssh_keys"] = [line.strip() for line in items if line.strip()]
+        if "ip_allow" in body:
+            items = _string_list(body["ip_allow"], "ip_allow", errors)
+            if items is not None:
+                try:
+                    values["ip_allow"] = [
+                        str(ipaddress.ip_network(v.strip(), strict=False)) for v in items if v.strip()
+                    ]
+                except ValueError as e:
+                    errors["ip_allow"] = [f"Not an address or network: {e}"]
+        for name in ("quota_bytes", "quota_files"):
+            if name in body:
+                value = body[name]
+                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                    errors[name] = ["Enter a whole number, or nothing for no limit."]
+                else:
+                    values[name] = value
+        if "expires_at" in body:
+            value = body["expires_at"]
+            try:
+                values["expires_at"] = to_iso(from_iso(value).astimezone(UTC)) if value else None
+            except (ValueError, TypeError, AttributeError):
+                errors["expires_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+        if errors:
+            raise Invalid("Some fields are not valid.", errors)
+        if "username" in values:
+            taken = await self._store.run(queries.profile_by_username, values["username"])
+            if taken is not None and (existing is None or taken.id != existing.id):
+                raise Invalid("That username is taken.", {"username": ["This username is taken."]})
+        now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
+        if isinstance(body.get("password"), str) and body["password"]:
+            values["password_hash"] = await self._passwords.hash(body["password"])
+            values["password_changed_at"] = now
+        if creating:
+            values.setdefault("home", f"/{values['username']}")
+            values["org_id"] = account.organisation.id
+            values["created_at"] = now
+            values.setdefault("password_changed_at", now)
+        return values
+
+    async def create(self, account: Account, body: dict) -> Profile:
+        values = await self.values(account, body)
+        try:
+            profile_id = await self._store.run(queries.insert_profile, values)
+        except Exception as e:  # a race on the unique username
+            if "UNIQUE" in str(e):
+                raise AlreadyExists("That username is taken.") from None
+            raise
+        return await self.get(account, profile_id)

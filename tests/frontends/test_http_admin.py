@@ -1,0 +1,97 @@
+"""Admin resources over HTTP: profiles and logs, scoped to the caller's organisation."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+
+from ..api_client import Api, signed_in
+from ..helpers import ADMIN_PASSWORD
+from .sftp_client import sftp
+
+
+def test_an_admin_creates_a_profile_who_then_signs_in_over_sftp(daemon, tmp_path):
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    created = admin.post(
+        "profiles/",
+        {"username": "newbie", "email": "newbie@example.com", "password": "newbie-password", "quota_bytes": 5_000_000,
+         "permissions": ["list", "download", "upload"], "protocols": ["sftp", "web"]},
+    )  # fmt: skip
+    assert created.status == 201, created.body
+    profile = created.body
+    assert profile["home"] == "/newbie" and profile["has_password"] and "password" not in profile
+    assert "password_hash" not in profile
+    (tmp_path / "hello.txt").write_text("hello")
+    result = sftp(daemon, "newbie", "newbie-password", "put hello.txt", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (daemon.home("newbie") / "hello.txt").read_text() == "hello"
+    assert Api(daemon).login("newbie", "newbie-password").status == 200
+    # the list finds it
+    listing = admin.get("profiles/?search=newb").body
+    assert listing["count"] == 1 and listing["results"][0]["username"] == "newbie"
+    # change and delete
+    changed = admin.patch(f"profiles/{profile['id']}/", {"active": False})
+    assert changed.status == 200 and changed.body["active"] is False
+    assert Api(daemon).login("newbie", "newbie-password").status == 401
+    assert admin.delete(f"profiles/{profile['id']}/").status == 204
+    assert admin.get(f"profiles/{profile['id']}/").status == 404
+
+
+def test_profile_fields_are_validated(daemon):
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    reply = admin.post(
+        "profiles/",
+        {"username": "bad name", "email": "nope", "password": "short", "permissions": ["fly"],
+         "ssh_keys": ["ssh-ed25519 not-a-key"], "ip_allow": ["999.1.1.1"], "home": "/../x", "quota_bytes": -1},
+    )  # fmt: skip
+    assert reply.status == 400
+    for field in ("username", "email", "password", "permissions", "ssh_keys", "ip_allow", "home", "quota_bytes"):
+        assert field in reply.body, field
+    taken = admin.post("profiles/", {"username": "admin", "email": "a@example.com"})
+    assert taken.status == 400 and "username" in taken.body
+
+
+def test_an_admin_cannot_demote_disable_or_delete_themselves(daemon):
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    me = next(p for p in admin.get("profiles/?search=admin").body["results"] if p["username"] == "admin")
+    assert admin.patch(f"profiles/{me['id']}/", {"is_admin": False}).status == 400
+    assert admin.patch(f"profiles/{me['id']}/", {"active": False}).status == 400
+    assert admin.delete(f"profiles/{me['id']}/").status == 403
+
+
+def test_profiles_and_logs_of_another_organisation_answer_404_or_nothing(daemon):
+    other = daemon.add_organisation("Elsewhere Ltd")
+    outsider_id = daemon.add_profile("outsider", org_id=other)
+    daemon.add_profile("otherboss", org_id=other, is_admin=True)
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    assert admin.get(f"profiles/{outsider_id}/").status == 404
+    assert admin.patch(f"profiles/{outsider_id}/", {"active": False}).status == 404
+    assert admin.delete(f"profiles/{outsider_id}/").status == 404
+    boss = signed_in(daemon, "otherboss", "user-password-1")
+    assert all(row["username"] != "admin" for row in boss.get("logs/?page_size=200").body["results"])
+    assert {p["username"] for p in boss.get("profiles/").body["results"]} == {"outsider", "otherboss"}
+    daemon.add_profile("justauser")
+    user = signed_in(daemon, "justauser", "user-password-1")
+    assert user.get("profiles/").status == 403 and user.get("logs/").status == 403
+
+
+def test_logs_filter_page_and_export(daemon, tmp_path):
+    daemon.add_profile("logger")
+    (tmp_path / "=cmd.txt").write_text("x")
+    subprocess.run(["curl", "-sS", f"ftp://logger:wrong@127.0.0.1:{daemon.ftp_port}/"], capture_output=True)
+    assert sftp(daemon, "logger", "user-password-1", "put =cmd.txt", tmp_path).returncode == 0
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    uploads = admin.get("logs/?action=upload&username=logger").body
+    assert uploads["count"] == 1 and uploads["results"][0]["path"] == "/=cmd.txt"
+    failed = admin.get("logs/?action=login_failed&protocol=ftp&search=logger").body
+    assert failed["count"] >= 1
+    paged = admin.get("logs/?page_size=2&page=1").body
+    assert len(paged["results"]) == 2 and paged["next"] and paged["previous"] is None
+    export = admin.get("logs/export/?username=logger")
+    assert export.status == 200 and export.headers["content-type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(export.raw.decode())))
+    assert rows[0][:5] == ["id", "created_at", "username", "protocol", "action"]
+    upload_row = next(r for r in rows if r[4] == "upload")
+    assert upload_row[5] == "'/=cmd.txt" or upload_row[5] == "/=cmd.txt"
+    assert not any(cell.startswith("=") for row in rows for cell in row)
