@@ -8,6 +8,7 @@ from pathlib import Path
 from ..config import Settings
 from ..store import Store
 from ..threads import Threads
+from .api_tokens import ApiTokens
 from .audit import AuditLog
 from .auth import AuthService
 from .connections import ConnectionLimits, ConnectionSettings
@@ -51,6 +52,7 @@ class Core:
     dashboard: Dashboard
     mailbox_admin: MailboxAdmin
     profile_admin: ProfileAdmin
+    api_tokens: ApiTokens
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -100,6 +102,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
         profile_admin=ProfileAdmin(store, passwords, reactor),
+        api_tokens=ApiTokens(store, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

@@ -95,3 +95,23 @@ def test_logs_filter_page_and_export(daemon, tmp_path):
     upload_row = next(r for r in rows if r[4] == "upload")
     assert upload_row[5] == "'/=cmd.txt" or upload_row[5] == "/=cmd.txt"
     assert not any(cell.startswith("=") for row in rows for cell in row)
+
+
+def test_api_tokens_work_as_bearer_with_scopes_and_revocation(daemon):
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    created = admin.post("tokens/", {"name": "nightly sync", "scopes": ["files"]})
+    assert created.status == 201 and created.body["token"].startswith("apl_")
+    secret = created.body["token"]
+    stored = daemon.query("SELECT secret_hash FROM api_tokens WHERE id = ?", created.body["id"])[0][0]
+    assert secret.split("_", 2)[2] not in stored  # only a hash is kept
+    listed = admin.get("tokens/").body["results"][0]
+    assert "token" not in listed and listed["prefix"] == created.body["prefix"]
+    robot = Api(daemon, secret)
+    assert robot.get("files/?path=/").status == 200
+    assert robot.get("profiles/").status == 403  # no admin scope
+    assert admin.get(f"tokens/{created.body['id']}/").body["last_used_at"] is not None
+    assert admin.delete(f"tokens/{created.body['id']}/").status == 204
+    assert robot.get("files/?path=/").status == 401
+    assert Api(daemon, "apl_deadbeef_nope").get("files/?path=/").status == 401
+    bad = admin.post("tokens/", {"name": "", "scopes": ["everything"], "expires_at": "2001-01-01T00:00:00Z"})
+    assert bad.status == 400 and {"name", "scopes", "expires_at"} <= set(bad.body)

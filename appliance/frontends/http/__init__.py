@@ -5,7 +5,7 @@ from __future__ import annotations
 from klein import Klein
 from twisted.web.server import Site
 
-from .admin import LogsApi, MailboxesApi, ProfilesApi
+from .admin import LogsApi, MailboxesApi, ProfilesApi, TokensApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
@@ -28,6 +28,7 @@ class RootApi:
         self.mailboxes_api = MailboxesApi(core)
         self.profiles_api = ProfilesApi(core)
         self.logs_api = LogsApi(core)
+        self.tokens_api = TokensApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -56,6 +57,10 @@ class RootApi:
     @app.route("/api/portal/logs/", branch=True)
     def logs(self, request):
         return self.logs_api.app.resource()
+
+    @app.route("/api/portal/tokens/", branch=True)
+    def tokens(self, request):
+        return self.tokens_api.app.resource()
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):

@@ -11,6 +11,7 @@ from klein import Klein
 
 from ...core.profile_admin import view as profile_view
 from ...errors import PermissionDenied
+from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
 from ...store import profiles as profile_queries
@@ -210,3 +211,48 @@ def _csv(rows) -> bytes:
         # a leading =, +, - or @ would run as a formula in a spreadsheet
         writer.writerow(["'" + v if isinstance(v, str) and v[:1] in "=+-@" else v for v in row])
     return buffer.getvalue().encode()
+
+
+class TokensApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    @app.route("/", methods=["GET"])
+    async def listing(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        limit, offset = paging(request)
+        count, rows = await self.core.store.run(token_queries.list_tokens, account.organisation.id, limit, offset)
+        return reply(request, page(request, rows, count))
+
+    @app.route("/", methods=["POST"])
+    async def create(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        created = await self.core.api_tokens.create(account, read_json(request))
+        await self.core.audit.change(
+            account, "web", client_address(request), "token", "",
+            f"{account.profile.username} created the API token {created['name']} ({created['prefix']})",
+        )  # fmt: skip
+        return reply(request, created, 201)  # the only time the secret is shown
+
+    @app.route("/<int:token_id>/", methods=["GET"])
+    async def item(self, request, token_id):
+        account = await authenticate(self.core, request, admin=True)
+        return reply(request, await self.core.api_tokens.get(account, token_id))
+
+    @app.route("/<int:token_id>/", methods=["DELETE"])
+    async def revoke(self, request, token_id):
+        account = await authenticate(self.core, request, admin=True)
+        token = await self.core.api_tokens.get(account, token_id)
+        await self.core.store.run(token_queries.revoke_token, account.organisation.id, token_id)
+        await self.core.audit.change(
+            account, "web", client_address(request), "token", "",
+            f"{account.profile.username} revoked the API token {token['name']} ({token['prefix']})",
+        )  # fmt: skip
+        request.setResponseCode(204)
+        return b""

@@ -101,12 +101,16 @@ def bearer(request) -> str | None:
     return token.strip()
 
 
-async def authenticate(core, request, *, admin: bool = False) -> Account:
-    """The signed-in caller; refuses an organisation that may not use the portal now."""
+async def authenticate(core, request, *, admin: bool = False, scope: str | None = None) -> Account:
+    """The signed-in caller (a session or an API token with `scope`, "admin" for admin
+    calls); refuses an organisation that may not use the portal now."""
     token = bearer(request)
     if token is None:
         raise NotAuthenticated("Authentication credentials were not provided.")
-    account = await core.sessions.account(token)
+    if core.api_tokens.looks_like(token):
+        account = await core.api_tokens.account(token, "admin" if admin else scope)
+    else:
+        account = await core.sessions.account(token)
     refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(core.reactor.seconds(), UTC))
     if refusal is not None:
         raise PermissionDenied(refusal)

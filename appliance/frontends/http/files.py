@@ -16,7 +16,7 @@ from zope.interface import implementer
 
 from ...core.files import FileSession, Reader
 from ...errors import Invalid
-from .api import authenticate, client_address, error_reply, query, read_json, reply
+from .api import authenticate, bearer, client_address, error_reply, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
 RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -92,8 +92,9 @@ class FilesApi:
         return error_reply(request, failure)
 
     async def _files(self, request) -> FileSession:
-        account = await authenticate(self.core, request)
-        return await self.core.files.session(account, "web", client_address(request))
+        account = await authenticate(self.core, request, scope="files")
+        protocol = "api" if self.core.api_tokens.looks_like(bearer(request) or "") else "web"
+        return await self.core.files.session(account, protocol, client_address(request))
 
     @staticmethod
     def _path(request, name: str = "path") -> str:

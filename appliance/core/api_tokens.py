@@ -1,0 +1,106 @@
+"""API tokens for automation: `apl_<prefix>_<secret>`, shown once, stored as a
+SHA-256 of the secret (a high-entropy secret needs no slow hash), with scopes,
+an expiry and a last-used time; a token acts as the admin who made it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import UTC, datetime
+
+from ..errors import Invalid, NotFound, PermissionDenied
+from ..models import from_iso, to_iso
+from ..store import Store, queries
+from ..store import api_tokens as token_queries
+from .auth import Account
+from .sessions import TokenInvalid
+
+SCOPES = ("files", "admin")
+PREFIX = "apl_"
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiTokens:
+    def __init__(self, store: Store, clock):
+        self._store = store
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.seconds(), UTC)
+
+    async def create(self, account: Account, body: dict) -> dict:
+        errors: dict[str, list[str]] = {}
+        name = body.get("name")
+        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+            errors["name"] = ["Name the token (what uses it)."]
+        scopes = body.get("scopes", list(SCOPES))
+        if not isinstance(scopes, list) or not scopes or any(s not in SCOPES for s in scopes):
+            errors["scopes"] = [f"Choose from: {', '.join(SCOPES)}."]
+        expires = body.get("expires_at")
+        expires_at = None
+        if expires:
+            try:
+                moment = from_iso(expires)
+                if moment.tzinfo is None:
+                    moment = moment.replace(tzinfo=UTC)
+                if moment <= self._now():
+                    errors["expires_at"] = ["Choose a time in the future."]
+                expires_at = to_iso(moment)
+            except (ValueError, TypeError, AttributeError):
+                errors["expires_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+        if errors:
+            raise Invalid("Some fields are not valid.", errors)
+        prefix = secrets.token_hex(4)
+        secret = secrets.token_urlsafe(32)
+        token_id = await self._store.run(
+            token_queries.insert_token,
+            {
+                "org_id": account.organisation.id,
+                "name": name.strip(),
+                "prefix": prefix,
+                "secret_hash": _hash(secret),
+                "scopes": [s for s in SCOPES if s in scopes],
+                "created_by": account.profile.id,
+                "expires_at": expires_at,
+                "created_at": to_iso(self._now()),
+            },
+        )
+        shown = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
+        return dict(shown, token=f"{PREFIX}{prefix}_{secret}")
+
+    async def get(self, account: Account, token_id: int) -> dict:
+        token = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
+        if token is None:
+            raise NotFound("No such token.")
+        return token
+
+    @staticmethod
+    def looks_like(token: str) -> bool:
+        return token.startswith(PREFIX)
+
+    async def account(self, token: str, scope: str | None) -> Account:
+        """The account a token acts for, if it is valid and has the scope."""
+        try:
+            prefix, secret = token[len(PREFIX) :].split("_", 1)
+        except ValueError:
+            raise TokenInvalid("Token is invalid or expired") from None
+        row = await self._store.run(token_queries.token_by_prefix, prefix)
+        if row is None or row["revoked"] or not hmac.compare_digest(row["secret_hash"], _hash(secret)):
+            raise TokenInvalid("Token is invalid or expired")
+        if row["expires_at"] and from_iso(row["expires_at"]) <= self._now():
+            raise TokenInvalid("Token is invalid or expired")
+        if scope is not None and scope not in row["scopes"]:
+            raise PermissionDenied(f"This API token lacks the '{scope}' scope.")
+        profile = await self._store.run(queries.get_profile, row["org_id"], row["created_by"] or 0)
+        if profile is None or not profile.active:
+            raise TokenInvalid("The token's owner is gone or disabled")
+        await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
+        organisation = await self._store.run(queries.get_organisation, profile.org_id)
+        source = (
+            await self._store.run(queries.get_source, profile.org_id, profile.source_id) if profile.source_id else None
+        )
+        return Account(profile, organisation, source)
