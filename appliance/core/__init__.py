@@ -24,6 +24,7 @@ from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .profile_admin import ProfileAdmin
 from .sessions import Sessions
+from .source_admin import SourceAdmin
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
 
@@ -53,6 +54,7 @@ class Core:
     mailbox_admin: MailboxAdmin
     profile_admin: ProfileAdmin
     api_tokens: ApiTokens
+    source_admin: SourceAdmin
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -103,6 +105,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
         profile_admin=ProfileAdmin(store, passwords, reactor),
         api_tokens=ApiTokens(store, reactor),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

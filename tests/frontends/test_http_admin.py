@@ -115,3 +115,23 @@ def test_api_tokens_work_as_bearer_with_scopes_and_revocation(daemon):
     assert Api(daemon, "apl_deadbeef_nope").get("files/?path=/").status == 401
     bad = admin.post("tokens/", {"name": "", "scopes": ["everything"], "expires_at": "2001-01-01T00:00:00Z"})
     assert bad.status == 400 and {"name", "scopes", "expires_at"} <= set(bad.body)
+
+
+def test_sources_stay_inside_allowed_folders_and_are_checked(daemon):
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    own = admin.post("sources/", {"name": "Archive", "config": {"path": "archive"}})
+    assert own.status == 201, own.body
+    assert own.body["status"] == "error" and "does not exist" in own.body["last_error"]
+    (daemon.source_root() / "archive").mkdir(exist_ok=True)
+    checked = admin.post(f"sources/{own.body['id']}/check/")
+    assert checked.body["status"] == "ok" and checked.body["last_error"] == ""
+    for path in ("/etc", "../..", "/", str(daemon.data_dir)):
+        reply = admin.post("sources/", {"name": f"Escape {path}", "config": {"path": path}})
+        assert reply.status == 400 and "config" in reply.body, path
+    other = daemon.add_organisation("Neighbours")
+    neighbour = daemon.source_root(other)
+    reply = admin.post("sources/", {"name": "Theirs", "config": {"path": str(neighbour)}})
+    assert reply.status == 400 and "another organisation" in str(reply.body)
+    assert admin.post("sources/", {"name": "Archive", "config": {"path": "x"}}).status == 400  # name taken
+    assert admin.post("sources/", {"name": "S3", "type": "s3", "config": {"path": "x"}}).status == 400
+    assert {s["name"] for s in admin.get("sources/").body["results"]} >= {"Default", "Archive"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from klein import Klein
 from twisted.web.server import Site
 
-from .admin import LogsApi, MailboxesApi, ProfilesApi, TokensApi
+from .admin import LogsApi, MailboxesApi, ProfilesApi, SourcesApi, TokensApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
@@ -29,6 +29,7 @@ class RootApi:
         self.profiles_api = ProfilesApi(core)
         self.logs_api = LogsApi(core)
         self.tokens_api = TokensApi(core)
+        self.sources_api = SourcesApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -61,6 +62,10 @@ class RootApi:
     @app.route("/api/portal/tokens/", branch=True)
     def tokens(self, request):
         return self.tokens_api.app.resource()
+
+    @app.route("/api/portal/sources/", branch=True)
+    def sources(self, request):
+        return self.sources_api.app.resource()
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):

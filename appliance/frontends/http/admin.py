@@ -10,12 +10,14 @@ import io
 from klein import Klein
 
 from ...core.profile_admin import view as profile_view
+from ...core.source_admin import view as source_view
 from ...errors import PermissionDenied
 from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
 from ...store import profiles as profile_queries
 from ...store import queries
+from ...store import sources as source_queries
 from .api import authenticate, client_address, error_reply, page, paging, query, read_json, reply
 
 
@@ -256,3 +258,65 @@ class TokensApi:
         )  # fmt: skip
         request.setResponseCode(204)
         return b""
+
+
+class SourcesApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+        self.admin = core.source_admin
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    async def _audit(self, account, request, message: str) -> None:
+        await self.core.audit.change(account, "web", client_address(request), "source", "", message)
+
+    @app.route("/", methods=["GET"])
+    async def listing(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        limit, offset = paging(request)
+        count, sources = await self.core.store.run(
+            source_queries.list_sources, account.organisation.id, query(request, "search"), limit, offset
+        )
+        return reply(request, page(request, [source_view(s) for s in sources], count))
+
+    @app.route("/", methods=["POST"])
+    async def create(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        values = await self.admin.values(account, read_json(request))
+        source_id = await self.core.store.run(queries.insert_source, values)
+        source = await self.admin.check(account, await self.admin.get(account, source_id))
+        await self._audit(account, request, f"{account.profile.username} created the source {source.name}")
+        return reply(request, source_view(source), 201)
+
+    @app.route("/<int:source_id>/", methods=["GET"])
+    async def item(self, request, source_id):
+        account = await authenticate(self.core, request, admin=True)
+        return reply(request, source_view(await self.admin.get(account, source_id)))
+
+    @app.route("/<int:source_id>/", methods=["PATCH", "PUT"])
+    async def change(self, request, source_id):
+        account = await authenticate(self.core, request, admin=True)
+        existing = await self.admin.get(account, source_id)
+        values = await self.admin.values(account, read_json(request), existing)
+        if values:
+            await self.core.store.run(source_queries.update_source, account.organisation.id, source_id, values)
+            await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
+        return reply(request, source_view(await self.admin.check(account, await self.admin.get(account, source_id))))
+
+    @app.route("/<int:source_id>/", methods=["DELETE"])
+    async def delete(self, request, source_id):
+        account = await authenticate(self.core, request, admin=True)
+        existing = await self.admin.get(account, source_id)
+        await self.core.store.run(source_queries.delete_source, account.organisation.id, source_id)
+        await self._audit(account, request, f"{account.profile.username} deleted the source {existing.name}")
+        request.setResponseCode(204)
+        return b""
+
+    @app.route("/<int:source_id>/check/", methods=["POST"])
+    async def check(self, request, source_id):
+        account = await authenticate(self.core, request, admin=True)
+        return reply(request, source_view(await self.admin.check(account, await self.admin.get(account, source_id))))
