@@ -135,3 +135,28 @@ def test_sources_stay_inside_allowed_folders_and_are_checked(daemon):
     assert admin.post("sources/", {"name": "Archive", "config": {"path": "x"}}).status == 400  # name taken
     assert admin.post("sources/", {"name": "S3", "type": "s3", "config": {"path": "x"}}).status == 400
     assert {s["name"] for s in admin.get("sources/").body["results"]} >= {"Default", "Archive"}
+
+
+def test_the_operator_manages_organisations(daemon):
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)  # set-up's admin is the operator
+    created = operator.post(
+        "god/organisations/",
+        {"name": "Client Co", "subdomain": "client-co", "admin": {"username": "clientboss", "email": "b@client.example",
+                                                                  "password": "client-password-1"}},
+    )  # fmt: skip
+    assert created.status == 201, created.body
+    org = created.body
+    assert org["status"] == "trial" and org["on_trial"] and org["days_left_on_trial"] == 14
+    boss = signed_in(daemon, "clientboss", "client-password-1")
+    assert boss.get("god/organisations/").status == 403  # org admins are not operators
+    assert boss.get("organisation/").body[0]["name"] == "Client Co"
+    listing = operator.get("god/organisations/?search=client").body
+    assert listing["count"] == 1 and listing["results"][0]["users"] == 1
+    late = operator.patch(f"god/organisations/{org['id']}/", {"status": "payment_missing"})
+    assert late.status == 200 and late.body["status"] == "payment_missing"
+    assert boss.get("dashboard/information/").body == {"detail": "Organisation payment missing"}
+    assert operator.patch(f"god/organisations/{org['id']}/", {"status": "bankrupt"}).status == 400
+    logs = operator.get(f"god/organisations/{org['id']}/logs/").body
+    assert any("payment_missing" in row["message"] for row in logs["results"])
+    own = operator.get("organisation/").body[0]["id"]
+    assert operator.patch(f"god/organisations/{own}/", {"status": "deleted"}).status == 400

@@ -9,6 +9,7 @@ from .admin import LogsApi, MailboxesApi, ProfilesApi, SourcesApi, TokensApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
+from .operator import OperatorApi
 from .ops import OpsApi
 from .portal import PortalApi
 
@@ -30,6 +31,7 @@ class RootApi:
         self.logs_api = LogsApi(core)
         self.tokens_api = TokensApi(core)
         self.sources_api = SourcesApi(core)
+        self.operator_api = OperatorApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -66,6 +68,10 @@ class RootApi:
     @app.route("/api/portal/sources/", branch=True)
     def sources(self, request):
         return self.sources_api.app.resource()
+
+    @app.route("/api/portal/god/", branch=True)
+    def operator(self, request):
+        return self.operator_api.app.resource()
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):

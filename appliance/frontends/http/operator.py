@@ -1,0 +1,122 @@
+"""The operator's endpoints (superusers only): every organisation, its status,
+trial and logs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from klein import Klein
+
+from ...core.organisations import describe
+from ...errors import Invalid, NotFound, PermissionDenied
+from ...models import ORG_STATUSES, LogEntry, from_iso, to_iso
+from ...store import logs as log_queries
+from ...store import operator as operator_queries
+from ...store import queries
+from .api import NOT_ALLOWED, authenticate, error_reply, page, paging, query, read_json, reply
+
+
+class OperatorApi:
+    app = Klein()
+
+    def __init__(self, core):
+        self.core = core
+
+    @app.handle_errors(Exception)
+    def errors(self, request, failure):
+        return error_reply(request, failure)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.core.reactor.seconds(), UTC)
+
+    async def _operator(self, request):
+        account = await authenticate(self.core, request, admin=True)
+        if not account.profile.is_superuser:
+            raise PermissionDenied(NOT_ALLOWED)
+        return account
+
+    async def _organisation(self, org_id: int):
+        organisation = await self.core.store.run(queries.get_organisation, org_id)
+        if organisation is None:
+            raise NotFound("No such organisation.")
+        return organisation
+
+    @app.route("/organisations/", methods=["GET"])
+    async def listing(self, request):
+        await self._operator(request)
+        limit, offset = paging(request)
+        count, rows = await self.core.store.run(
+            operator_queries.list_organisations, query(request, "search"), limit, offset
+        )
+        now = self._now()
+        return reply(request, page(request, [dict(describe(o, now), users=users) for o, users in rows], count))
+
+    @app.route("/organisations/", methods=["POST"])
+    async def create(self, request):
+        account = await self._operator(request)
+        body = read_json(request)
+        admin = body.get("admin") if isinstance(body.get("admin"), dict) else {}
+        created = await self.core.organisations.create(
+            str(body.get("name", "")),
+            body.get("subdomain") or None,
+            str(admin.get("username", "")),
+            str(admin.get("email", "")),
+            admin.get("password") or None,
+            status="trial",
+            trial_days=self.core.settings.server.trial_days,
+        )
+        await self._record(account, created.org_id, f"{account.profile.username} created the organisation")
+        return reply(request, describe(await self._organisation(created.org_id), self._now()), 201)
+
+    @app.route("/organisations/<int:org_id>/", methods=["GET"])
+    async def item(self, request, org_id):
+        await self._operator(request)
+        return reply(request, describe(await self._organisation(org_id), self._now()))
+
+    @app.route("/organisations/<int:org_id>/", methods=["PATCH"])
+    async def change(self, request, org_id):
+        account = await self._operator(request)
+        await self._organisation(org_id)
+        body = read_json(request)
+        changes, errors = {}, {}
+        if "status" in body:
+            if body["status"] not in ORG_STATUSES:
+                errors["status"] = [f"Choose one of: {', '.join(ORG_STATUSES)}."]
+            elif org_id == account.organisation.id and body["status"] in ("deleted", "payment_missing"):
+                errors["status"] = ["The operator's own organisation must stay usable."]
+            else:
+                changes["status"] = body["status"]
+        if "trial_ends_at" in body:
+            try:
+                moment = from_iso(body["trial_ends_at"]) if body["trial_ends_at"] else None
+                changes["trial_ends_at"] = to_iso(moment.replace(tzinfo=moment.tzinfo or UTC)) if moment else None
+            except (ValueError, TypeError, AttributeError):
+                errors["trial_ends_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+        if errors:
+            raise Invalid("Some fields are not valid.", errors)
+        if changes:
+            await self.core.store.run(queries.update_organisation, org_id, changes)
+            summary = ", ".join(f"{k} {v}" for k, v in changes.items())
+            await self._record(account, org_id, f"The operator {account.profile.username} set {summary}")
+        return reply(request, describe(await self._organisation(org_id), self._now()))
+
+    @app.route("/organisations/<int:org_id>/logs/", methods=["GET"])
+    async def logs(self, request, org_id):
+        await self._operator(request)
+        await self._organisation(org_id)
+        limit, offset = paging(request, 50)
+        filters = {name: query(request, name).strip() for name in ("search", "action", "protocol", "username")}
+        count, rows = await self.core.store.run(log_queries.search_logs, org_id, filters, limit, offset)
+        return reply(request, page(request, rows, count, 50))
+
+    async def _record(self, account, org_id: int, message: str) -> None:
+        await self.core.audit.record(
+            LogEntry(
+                org_id=org_id,
+                profile_id=account.profile.id,
+                username=account.profile.username,
+                protocol="web",
+                action="organisation",
+                message=message,
+            )  # fmt: skip
+        )
