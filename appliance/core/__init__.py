@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
+from ..mail.outbound import Mailer
 from ..store import Store
 from ..threads import Threads
+from .accounts import Accounts
 from .api_tokens import ApiTokens
 from .audit import AuditLog
 from .auth import AuthService
@@ -55,6 +57,8 @@ class Core:
     profile_admin: ProfileAdmin
     api_tokens: ApiTokens
     source_admin: SourceAdmin
+    mailer: Mailer
+    accounts: Accounts
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -84,6 +88,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path)
+    mailer = Mailer(settings.smtp, reactor)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -106,6 +111,8 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         profile_admin=ProfileAdmin(store, passwords, reactor),
         api_tokens=ApiTokens(store, reactor),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
+        mailer=mailer,
+        accounts=Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

@@ -131,6 +131,10 @@ def get_profile_by_id(db: sqlite_utils.Database, profile_id: int) -> Profile | N
     return _profile(row) if row else None
 
 
+def profiles_by_email(db: sqlite_utils.Database, email: str) -> list[Profile]:
+    return [_profile(r) for r in db.query("SELECT * FROM profiles WHERE email = ? COLLATE NOCASE AND active", [email])]
+
+
 def password_changed_at(db: sqlite_utils.Database, profile_id: int) -> str | None:
     row = db.execute("SELECT password_changed_at FROM profiles WHERE id = ?", [profile_id]).fetchone()
     return row[0] if row else None

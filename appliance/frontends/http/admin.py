@@ -128,8 +128,11 @@ class ProfilesApi:
     @app.route("/", methods=["POST"])
     async def create(self, request):
         account = await authenticate(self.core, request, admin=True)
-        profile = await self.admin.create(account, read_json(request))
+        body = read_json(request)
+        profile = await self.admin.create(account, body)
         await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
+        if not body.get("password"):  # no password given: the person chooses one from an invitation
+            await self.core.accounts.invite(profile, account.profile.username)
         return reply(request, profile_view(profile), 201)
 
     @app.route("/<int:profile_id>/", methods=["GET"])
@@ -147,6 +150,14 @@ class ProfilesApi:
             changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
             await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
         return reply(request, profile_view(await self.admin.get(account, profile_id)))
+
+    @app.route("/<int:profile_id>/invite/", methods=["POST"])
+    async def invite(self, request, profile_id):
+        account = await authenticate(self.core, request, admin=True)
+        profile = await self.admin.get(account, profile_id)
+        await self.core.accounts.invite(profile, account.profile.username)
+        await self._audit(account, request, f"{account.profile.username} invited {profile.username}")
+        return reply(request, {"detail": f"An invitation was sent to {profile.email}."}, 202)
 
     @app.route("/<int:profile_id>/", methods=["DELETE"])
     async def delete(self, request, profile_id):

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from klein import Klein
 
+from ...core.accounts import RESET_SENT
 from ...core.organisations import branding, describe, organisation_changes
 from ...errors import Invalid, NotFound, PermissionDenied
 from ...store import queries
@@ -64,6 +65,29 @@ class PortalApi:
         if isinstance(token, str) and token:
             await self.core.sessions.revoke(token)
         return reply(request, {"detail": "Signed out."})
+
+    # -- password reset and invitations ------------------------------------------------
+
+    @app.route("/password/reset/", methods=["POST"])
+    async def reset(self, request):
+        await self.core.accounts.request_reset(read_json(request).get("email"))
+        return reply(request, {"detail": RESET_SENT})  # the same answer whether the address exists or not
+
+    @app.route("/password/reset/confirm/", methods=["POST"])
+    async def reset_confirm(self, request):
+        body = read_json(request)
+        fields = {name: body.get(name) for name in ("uid", "token", "new_password1", "new_password2")}
+        missing = {
+            name: ["This field is required."]
+            for name, value in fields.items()
+            if not isinstance(value, str) or not value
+        }
+        if missing:
+            raise Invalid("Some fields are missing.", missing)
+        await self.core.accounts.confirm(
+            fields["uid"], fields["token"], fields["new_password1"], fields["new_password2"]
+        )
+        return reply(request, {"detail": "Your password has been set. You can sign in now."})
 
     # -- first run --------------------------------------------------------------------
 

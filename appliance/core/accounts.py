@@ -1,0 +1,122 @@
+"""Password resets and invitations, with tokens like Django's: an HMAC over the
+profile, its current password hash and a timestamp, so a token expires, and
+works once (setting a password changes the hash it was made from)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from datetime import UTC, datetime
+from html import escape
+
+from ..errors import Invalid
+from ..models import LogEntry, to_iso
+from ..store import Store, queries
+from .audit import AuditLog, clean
+from .passwords import Passwords, validate
+
+RESET_SENT = "Password reset link has been sent to your email."
+LIFETIME = 3 * 86400  # seconds a link stays valid
+BAD_LINK = "This link is invalid or has expired. Ask for a new one."
+
+
+def _b36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, rest = divmod(number, 36)
+        text = digits[rest] + text
+        if not number:
+            return text
+
+
+class Accounts:
+    def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, mailer, secret: bytes, settings, clock):
+        self._store = store
+        self._passwords = passwords
+        self._audit = audit
+        self._mailer = mailer
+        self._secret = secret
+        self._settings = settings
+        self._clock = clock
+
+    def _token(self, profile, timestamp: int) -> str:
+        material = f"{profile.id}:{profile.password_hash}:{profile.email}:{timestamp}".encode()
+        digest = hmac.new(self._secret, b"password-reset:" + material, hashlib.sha256).hexdigest()[:32]
+        return f"{_b36(timestamp)}-{digest}"
+
+    def link(self, profile, kind: str = "reset") -> str:
+        uid = base64.urlsafe_b64encode(str(profile.id).encode()).decode().rstrip("=")
+        token = self._token(profile, int(self._clock.seconds()))
+        base = self.console_url()
+        if kind == "invite":
+            return f"{base}/auth/register?uid={uid}&token={token}"
+        return f"{base}/auth/{uid}/{token}"
+
+    def console_url(self) -> str:
+        host = self._settings.server.public_hostname
+        if self._settings.listen.https:
+            return f"https://{host}"
+        port = next((d.split(":")[1] for d in self._settings.listen.http if d.startswith("tcp:")), "80")
+        return f"http://{host}" + ("" if port == "80" else f":{port}")
+
+    async def request_reset(self, email: str) -> None:
+        """Mail a reset link to the active profiles with this address; say nothing about which exist."""
+        if not isinstance(email, str) or "@" not in email:
+            raise Invalid("Enter a valid email address.", {"email": ["Enter a valid email address."]})
+        for profile in await self._store.run(queries.profiles_by_email, email.strip()):
+            link = self.link(profile)
+            self._mailer.send(
+                profile.email,
+                "Reset your password",
+                f"Hello {profile.username},\n\nSomeone asked to reset the password of your account. "
+                f"To choose a new password, open:\n\n{link}\n\nThe link works once and expires in 3 days. "
+                "If you did not ask for this, ignore this message.\n",
+                f"<p>Hello {escape(profile.username)},</p><p>Someone asked to reset the password of your account. "
+                f'<a href="{escape(link)}">Choose a new password</a>.</p>'
+                "<p>The link works once and expires in 3 days. If you did not ask for this, ignore this message.</p>",
+            )
+
+    async def invite(self, profile, invited_by: str) -> None:
+        link = self.link(profile, "invite")
+        self._mailer.send(
+            profile.email,
+            "Your file transfer account",
+            f"Hello {profile.username},\n\n{invited_by} created an account for you. To choose your password, "
+            f"open:\n\n{link}\n\nThe link works once and expires in 3 days.\n",
+            f"<p>Hello {escape(profile.username)},</p><p>{escape(invited_by)} created an account for you. "
+            f'<a href="{escape(link)}">Choose your password</a>.</p><p>The link works once and expires in 3 days.</p>',
+        )
+
+    async def confirm(self, uid: str, token: str, password: str, repeated: str) -> None:
+        """Set a new password from a reset or invitation link."""
+        if password != repeated:
+            raise Invalid("The two passwords differ.", {"new_password2": ["The two passwords differ."]})
+        try:
+            validate(password)
+        except Invalid as e:
+            raise Invalid(e.message, {"new_password1": list(e.fields.values())[0]}) from None
+        profile = None
+        try:
+            profile_id = int(base64.urlsafe_b64decode(uid + "=" * (-len(uid) % 4)).decode())
+            profile = await self._store.run(queries.get_profile_by_id, profile_id)
+            stamp = int(token.split("-", 1)[0], 36)
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            profile = None
+        if (
+            profile is None
+            or not profile.active
+            or self._clock.seconds() - stamp > LIFETIME
+            or not hmac.compare_digest(self._token(profile, stamp), token)
+        ):
+            raise Invalid(BAD_LINK, {"token": [BAD_LINK]})
+        password_hash = await self._passwords.hash(password)
+        now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
+        await self._store.run(
+            queries.update_profile, profile.id, {"password_hash": password_hash, "password_changed_at": now}
+        )
+        await self._audit.record(
+            LogEntry(org_id=profile.org_id, profile_id=profile.id, username=profile.username, protocol="web",
+                     action="password_changed", message=f"{clean(profile.username)} set a new password from a link")
+        )  # fmt: skip

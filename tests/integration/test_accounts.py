@@ -1,0 +1,87 @@
+"""Password resets and invitations by mail, through a real SMTP listener."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+
+from ..api_client import Api, signed_in
+from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..smtpserver import SmtpServer
+
+RESET_SENT = "Password reset link has been sent to your email."
+
+
+@pytest.fixture(scope="module")
+def smtp():
+    server = SmtpServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def mail_daemon(tmp_path_factory, smtp):
+    daemon = make_daemon(tmp_path_factory.mktemp("accounts"), start=False)
+    daemon.env.update(
+        {
+            "APPLIANCE_SMTP_HOST": "127.0.0.1",
+            "APPLIANCE_SMTP_PORT": str(smtp.port),
+            "APPLIANCE_SMTP_SENDER": "portal@acme.example",
+        }
+    )
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def link_in(message) -> str:
+    text = message.get_body(("plain",)).get_content()
+    return re.search(r"https?://\S+", text).group(0)
+
+
+def test_a_reset_link_sets_a_new_password_once(mail_daemon, smtp):
+    mail_daemon.add_profile("forgetful")
+    api = Api(mail_daemon)
+    known = api.post("password/reset/", {"email": "forgetful@example.com"})
+    unknown = api.post("password/reset/", {"email": "nobody@example.com"})
+    assert known.status == unknown.status == 200
+    assert known.body == unknown.body == {"detail": RESET_SENT}  # no account enumeration
+    message = smtp.wait_for("forgetful@example.com")
+    assert message["From"] == "portal@acme.example" and message["Subject"] == "Reset your password"
+    assert message.get_body(("html",)) is not None
+    link = link_in(message)
+    uid, token = re.search(r"/auth/([^/]+)/([^/\s]+)$", link).groups()
+    assert link.startswith("http://127.0.0.1:")
+    differ = api.post("password/reset/confirm/", {"uid": uid, "token": token, "new_password1": "brand-new-pass-1",
+                                                  "new_password2": "something-else"})  # fmt: skip
+    assert differ.status == 400 and "new_password2" in differ.body
+    done = api.post("password/reset/confirm/", {"uid": uid, "token": token, "new_password1": "brand-new-pass-1",
+                                                "new_password2": "brand-new-pass-1"})  # fmt: skip
+    assert done.status == 200
+    assert Api(mail_daemon).login("forgetful", "brand-new-pass-1").status == 200
+    again = api.post("password/reset/confirm/", {"uid": uid, "token": token, "new_password1": "another-pass-12",
+                                                 "new_password2": "another-pass-12"})  # fmt: skip
+    assert again.status == 400 and "token" in again.body  # single use
+    tampered = api.post("password/reset/confirm/", {"uid": uid, "token": token[:-1] + "0", "new_password1": "x" * 12,
+                                                    "new_password2": "x" * 12})  # fmt: skip
+    assert tampered.status == 400
+
+
+def test_an_invitation_lets_a_new_person_choose_a_password(mail_daemon, smtp):
+    admin = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
+    created = admin.post("profiles/", {"username": "invitee", "email": "invitee@example.com"})
+    assert created.status == 201 and created.body["has_password"] is False
+    assert Api(mail_daemon).login("invitee", "").status in (400, 401)
+    message = smtp.wait_for("invitee@example.com")
+    link = link_in(message)
+    assert "/auth/register?" in link
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)
+    done = Api(mail_daemon).post(
+        "password/reset/confirm/",
+        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "chosen-password",
+         "new_password2": "chosen-password"},
+    )  # fmt: skip
+    assert done.status == 200
+    assert Api(mail_daemon).login("invitee", "chosen-password").status == 200
