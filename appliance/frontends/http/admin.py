@@ -7,8 +7,6 @@ from __future__ import annotations
 import csv
 import io
 
-from klein import Klein
-
 from ...core.profile_admin import view as profile_view
 from ...core.source_admin import view as source_view
 from ...errors import PermissionDenied
@@ -18,19 +16,15 @@ from ...store import mailboxes as mailbox_queries
 from ...store import profiles as profile_queries
 from ...store import queries
 from ...store import sources as source_queries
-from .api import authenticate, client_address, error_reply, page, paging, query, read_json, reply
+from .api import Resource, authenticate, client_address, json_api, page, paging, query, read_json, reply
 
 
-class MailboxesApi:
-    app = Klein()
+class MailboxesApi(Resource):
+    app = json_api()
 
     def __init__(self, core):
-        self.core = core
+        super().__init__(core)
         self.admin = core.mailbox_admin
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
 
     async def _audit(self, account, request, message: str) -> None:
         await self.core.audit.change(account, "web", client_address(request), "mailbox", "", message)
@@ -97,16 +91,12 @@ class MailboxesApi:
         return reply(request, page(request, rows, count))
 
 
-class ProfilesApi:
-    app = Klein()
+class ProfilesApi(Resource):
+    app = json_api()
 
     def __init__(self, core):
-        self.core = core
+        super().__init__(core)
         self.admin = core.profile_admin
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
 
     async def _audit(self, account, request, message: str) -> None:
         await self.core.audit.change(account, "web", client_address(request), "profile", "", message)
@@ -171,15 +161,8 @@ class ProfilesApi:
         return b""
 
 
-class LogsApi:
-    app = Klein()
-
-    def __init__(self, core):
-        self.core = core
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
+class LogsApi(Resource):
+    app = json_api()
 
     @staticmethod
     def _filters(request) -> dict:
@@ -226,15 +209,8 @@ def _csv(rows) -> bytes:
     return buffer.getvalue().encode()
 
 
-class TokensApi:
-    app = Klein()
-
-    def __init__(self, core):
-        self.core = core
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
+class TokensApi(Resource):
+    app = json_api()
 
     @app.route("/", methods=["GET"])
     async def listing(self, request):
@@ -271,16 +247,12 @@ class TokensApi:
         return b""
 
 
-class SourcesApi:
-    app = Klein()
+class SourcesApi(Resource):
+    app = json_api()
 
     def __init__(self, core):
-        self.core = core
+        super().__init__(core)
         self.admin = core.source_admin
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
 
     async def _audit(self, account, request, message: str) -> None:
         await self.core.audit.change(account, "web", client_address(request), "source", "", message)

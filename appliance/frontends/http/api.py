@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from klein import Klein
 from twisted.logger import Logger
 from twisted.web.server import Request
 
@@ -177,3 +178,17 @@ def paging(request, default: int = 25) -> tuple[int, int]:
     except ValueError:
         raise Invalid("page and page_size must be whole numbers.") from None
     return size, (number - 1) * size
+
+
+def json_api() -> Klein:
+    """A Klein app whose every error becomes the catalogue's JSON reply."""
+    app = Klein()
+    app.handle_errors(Exception)(lambda resource, request, failure: error_reply(request, failure))
+    return app
+
+
+class Resource:
+    """An API resource group: a Klein app of its own over the core."""
+
+    def __init__(self, core):
+        self.core = core

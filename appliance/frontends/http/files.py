@@ -9,14 +9,13 @@ from datetime import UTC, datetime
 from urllib.parse import quote
 
 import multipart
-from klein import Klein
 from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from ...core.files import FileSession, Reader
 from ...errors import Invalid
-from .api import authenticate, bearer, client_address, error_reply, query, read_json, reply
+from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
 RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -81,15 +80,8 @@ class FileSender:
             await self._reader.close()
 
 
-class FilesApi:
-    app = Klein()
-
-    def __init__(self, core):
-        self.core = core
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
+class FilesApi(Resource):
+    app = json_api()
 
     async def _files(self, request) -> FileSession:
         account = await authenticate(self.core, request, scope="files")

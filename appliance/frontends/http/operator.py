@@ -5,26 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from klein import Klein
-
 from ...core.organisations import describe
 from ...errors import Invalid, NotFound, PermissionDenied
 from ...models import ORG_STATUSES, LogEntry, from_iso, to_iso
 from ...store import logs as log_queries
 from ...store import operator as operator_queries
 from ...store import queries
-from .api import NOT_ALLOWED, authenticate, error_reply, page, paging, query, read_json, reply
+from .api import NOT_ALLOWED, Resource, authenticate, json_api, page, paging, query, read_json, reply
 
 
-class OperatorApi:
-    app = Klein()
-
-    def __init__(self, core):
-        self.core = core
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
+class OperatorApi(Resource):
+    app = json_api()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.core.reactor.seconds(), UTC)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from klein import Klein
-
 from ...core.accounts import RESET_SENT
 from ...core.organisations import branding, describe, organisation_changes
 from ...errors import Invalid, NotFound, PermissionDenied
 from ...store import queries
-from .api import NOT_ALLOWED, authenticate, client_address, error_reply, query, read_json, reply
+from .api import NOT_ALLOWED, Resource, authenticate, client_address, json_api, query, read_json, reply
 
 
 def user_fields(profile) -> dict:
@@ -23,17 +21,10 @@ def user_fields(profile) -> dict:
     }
 
 
-class PortalApi:
+class PortalApi(Resource):
     """Routes under /api/portal/ that are not a collection of their own."""
 
-    app = Klein()
-
-    def __init__(self, core):
-        self.core = core
-
-    @app.handle_errors(Exception)
-    def errors(self, request, failure):
-        return error_reply(request, failure)
+    app = json_api()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.core.reactor.seconds(), UTC)
