@@ -314,16 +314,20 @@ class FileSession:
         return made
 
     async def rmdir(self, path: str) -> None:
+        """Remove an empty folder."""
+        await self._remove_folder(path, lambda name, dir_fd: os.rmdir(name, dir_fd=dir_fd))
+
+    async def _remove_folder(self, path: str, remove) -> None:
         parts = split_path(path)
         if not parts:
             raise PermissionDenied("Your home folder cannot be removed.")
         self._require("delete", virtual(parts))
-        await self._threads.work(self._rmdir, parts)
+        await self._threads.work(self._remove_folder_on_disk, parts, remove)
         await self._changed(
             "delete", virtual(parts), f"{self._who} removed the folder {clean(virtual(parts))} over {self._over}"
         )
 
-    def _rmdir(self, parts: list[str]) -> None:
+    def _remove_folder_on_disk(self, parts: list[str], remove) -> None:
         with self.tree.locate(parts, follow=False) as location:
             st = location.lstat()
             if st is None:
@@ -331,7 +335,7 @@ class FileSession:
             if not stat.S_ISDIR(st.st_mode):
                 raise Invalid(f"{location.path} is not a folder.")
             try:
-                os.rmdir(location.name, dir_fd=location.dir_fd)
+                remove(location.name, location.dir_fd)
             except OSError as e:
                 raise os_error(e, location.path) from None
 
@@ -360,27 +364,8 @@ class FileSession:
 
     async def remove_tree(self, path: str) -> None:
         """Delete a folder and everything in it (the web console's delete)."""
-        parts = split_path(path)
-        if not parts:
-            raise PermissionDenied("Your home folder cannot be removed.")
-        self._require("delete", virtual(parts))
-        await self._threads.work(self._remove_tree, parts)
+        await self._remove_folder(path, lambda name, dir_fd: shutil.rmtree(name, dir_fd=dir_fd))
         self._service._quotas.forget(self.tree.root)
-        await self._changed(
-            "delete", virtual(parts), f"{self._who} deleted the folder {clean(virtual(parts))} over {self._over}"
-        )
-
-    def _remove_tree(self, parts: list[str]) -> None:
-        with self.tree.locate(parts, follow=False) as location:
-            st = location.lstat()
-            if st is None:
-                raise NotFound(f"No such folder: {location.path}")
-            if not stat.S_ISDIR(st.st_mode):
-                raise Invalid(f"{location.path} is not a folder.")
-            try:
-                shutil.rmtree(location.name, dir_fd=location.dir_fd)
-            except OSError as e:
-                raise os_error(e, location.path) from None
 
     async def rename(self, source: str, target: str, overwrite: bool = False) -> None:
         src, dst = split_path(source), split_path(target)

@@ -83,6 +83,17 @@ def read_json(request) -> dict:
     return body
 
 
+def required(body: dict, *names: str) -> dict[str, str]:
+    """The named string fields of a JSON body; missing or empty ones are a 400."""
+    values = {name: body.get(name) for name in names}
+    missing = {
+        name: ["This field is required."] for name, value in values.items() if not isinstance(value, str) or not value
+    }
+    if missing:
+        raise Invalid("Some fields are missing.", missing)
+    return values
+
+
 def client_address(request) -> str:
     return getattr(request.getClientAddress(), "host", "") or ""
 

@@ -8,7 +8,7 @@ from ...core.accounts import RESET_SENT
 from ...core.organisations import branding, describe, organisation_changes
 from ...errors import Invalid, NotFound, PermissionDenied
 from ...store import queries
-from .api import NOT_ALLOWED, Resource, authenticate, client_address, json_api, query, read_json, reply
+from .api import NOT_ALLOWED, Resource, authenticate, client_address, json_api, query, read_json, reply, required
 
 
 def user_fields(profile) -> dict:
@@ -33,12 +33,9 @@ class PortalApi(Resource):
 
     @app.route("/token/", methods=["POST"])
     async def token(self, request):
-        body = read_json(request)
-        username, password = body.get("username"), body.get("password")
-        if not isinstance(username, str) or not isinstance(password, str) or not username or not password:
-            raise Invalid("Enter a username and a password.", {"username": ["This field is required."]})
+        fields = required(read_json(request), "username", "password")
         account = await self.core.auth.login(
-            username, protocol="web", address=client_address(request), password=password
+            fields["username"], protocol="web", address=client_address(request), password=fields["password"]
         )
         tokens = await self.core.sessions.issue(account.profile.id)
         return reply(request, {**tokens, **user_fields(account.profile)})
