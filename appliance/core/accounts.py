@@ -120,3 +120,25 @@ class Accounts:
             LogEntry(org_id=profile.org_id, profile_id=profile.id, username=profile.username, protocol="web",
                      action="password_changed", message=f"{clean(profile.username)} set a new password from a link")
         )  # fmt: skip
+
+    async def change_password(self, account, old: str, new: str, repeated: str) -> None:
+        """The signed-in user changes their own password (all their sessions end)."""
+        if not await self._passwords.verify(old, account.profile.password_hash):
+            raise Invalid(
+                "The current password is not right.", {"old_password": ["The current password is not right."]}
+            )
+        if new != repeated:
+            raise Invalid("The two passwords differ.", {"new_password2": ["The two passwords differ."]})
+        try:
+            validate(new)
+        except Invalid as e:
+            raise Invalid(e.message, {"new_password1": list(e.fields.values())[0]}) from None
+        now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
+        password_hash = await self._passwords.hash(new)
+        await self._store.run(
+            queries.update_profile, account.profile.id, {"password_hash": password_hash, "password_changed_at": now}
+        )
+        await self._audit.record(
+            LogEntry(org_id=account.organisation.id, profile_id=account.profile.id, username=account.profile.username,
+                     protocol="web", action="password_changed", message=f"{clean(account.profile.username)} changed their password")
+        )  # fmt: skip

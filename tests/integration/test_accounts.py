@@ -85,3 +85,21 @@ def test_an_invitation_lets_a_new_person_choose_a_password(mail_daemon, smtp):
     )  # fmt: skip
     assert done.status == 200
     assert Api(mail_daemon).login("invitee", "chosen-password").status == 200
+
+
+def test_a_signed_in_user_changes_their_password_and_other_sessions_end(mail_daemon):
+    import time
+
+    mail_daemon.add_profile("changing")
+    elsewhere = signed_in(mail_daemon, "changing", "user-password-1")
+    here = signed_in(mail_daemon, "changing", "user-password-1")
+    wrong = here.post("password/change/", {"old_password": "nope-nope", "new_password1": "next-password-1",
+                                           "new_password2": "next-password-1"})  # fmt: skip
+    assert wrong.status == 400 and "old_password" in wrong.body
+    time.sleep(1.1)  # tokens carry whole seconds: the change must come after the other session's token
+    done = here.post("password/change/", {"old_password": "user-password-1", "new_password1": "next-password-1",
+                                          "new_password2": "next-password-1"})  # fmt: skip
+    assert done.status == 200 and done.body["access"]
+    assert Api(mail_daemon, done.body["access"]).get("organisation/").status == 200
+    assert elsewhere.get("organisation/").status == 401
+    assert Api(mail_daemon).login("changing", "next-password-1").status == 200

@@ -77,6 +77,16 @@ class PortalApi(Resource):
         )
         return reply(request, {"detail": "Your password has been set. You can sign in now."})
 
+    @app.route("/password/change/", methods=["POST"])
+    async def change_password(self, request):
+        account = await authenticate(self.core, request)
+        fields = required(read_json(request), "old_password", "new_password1", "new_password2")
+        await self.core.accounts.change_password(
+            account, fields["old_password"], fields["new_password1"], fields["new_password2"]
+        )
+        tokens = await self.core.sessions.issue(account.profile.id)  # this session goes on; the others end
+        return reply(request, {"detail": "Your password has been changed.", **tokens})
+
     # -- first run --------------------------------------------------------------------
 
     @app.route("/initialized/", methods=["GET"])
