@@ -48,7 +48,7 @@ lint: python
 	$(BIN)/ruff check appliance tests bench
 	$(BIN)/ruff format --check appliance tests bench
 
-test-python: python system-deps
+test-python: python system-deps ui
 	$(BIN)/python -m pytest -q
 
 test-ui: ui

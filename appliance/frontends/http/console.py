@@ -4,6 +4,8 @@ cached for a year."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.resources
 import mimetypes
 import os
@@ -12,9 +14,19 @@ from pathlib import Path
 
 from twisted.web import resource, static
 
+INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.DOTALL | re.IGNORECASE)
 HASHED = re.compile(r"\.[0-9a-f]{8,}\.(js|css|svg|png|jpg|woff2?|ttf|map)$")
 PLACEHOLDER = b"""<!doctype html><html><head><meta charset="utf-8"><title>Appliance</title></head>
 <body><p>The web console is not built. Run <code>make build</code>.</p></body></html>"""
+
+
+def policy_for(page: bytes, base_policy: bytes) -> bytes:
+    """The page's Content-Security-Policy: the site's, plus the hash of each inline
+    script the build put in it (parcel's import map), and nothing else inline."""
+    hashes = [
+        b"'sha256-" + base64.b64encode(hashlib.sha256(body).digest()) + b"'" for body in INLINE_SCRIPT.findall(page)
+    ]
+    return base_policy + b"; script-src 'self' " + b" ".join(hashes) if hashes else base_policy
 
 
 def static_dir() -> Path:
@@ -43,9 +55,13 @@ class ConsoleResource(resource.Resource):
                 return b""
             return candidate.read_bytes()
         index = self.root / "index.html"
+        page = index.read_bytes() if index.is_file() else PLACEHOLDER
         request.setHeader(b"cache-control", b"no-cache")
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
-        return index.read_bytes() if index.is_file() else PLACEHOLDER
+        policy = request.responseHeaders.getRawHeaders(b"content-security-policy", [b""])[0]
+        if policy:
+            request.setHeader(b"content-security-policy", policy_for(page, policy))
+        return page
 
     render_HEAD = render_GET
 

@@ -28,7 +28,9 @@ export function MainLayout() {
   const { data: organisations } = useSWR("organisation/");
   const organisation = organisations && organisations[0];
   const welcome = new URLSearchParams(window.location.search).has("welcome");
-  useEffect(() => setConnect(welcome), [welcome]);
+  useEffect(() => {
+    setConnect(welcome);
+  }, [welcome]);
 
   async function logout() {
     const refresh = session.refresh;

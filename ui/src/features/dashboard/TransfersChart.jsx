@@ -15,7 +15,7 @@ export default function TransfersChart({ series, width }) {
           data={series.map((s) => ({ name: s.name.toUpperCase(), symbol: { fill: COLOURS[s.name] || "#757575" } }))}
         />
         <VictoryAxis style={{ tickLabels: { fontSize: 9, angle: -30 } }} />
-        <VictoryAxis dependentAxis />
+        <VictoryAxis dependentAxis tickFormat={(t) => (Number.isInteger(t) ? t : "")} />
         <VictoryStack>
           {series.map((s) => (
             <VictoryBar key={s.name} data={s.data} style={{ data: { fill: COLOURS[s.name] || "#757575" } }} />

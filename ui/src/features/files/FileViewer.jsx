@@ -117,11 +117,11 @@ export function FileViewer() {
       <div className="toolbar">
         <label className="button" style={{ width: "auto", margin: 0 }}>
           Upload files
-          <input type="file" multiple hidden onChange={(e) => upload([...e.target.files])} aria-label="Upload files" />
+          <input type="file" multiple className="visually-hidden" onChange={(e) => upload([...e.target.files])} aria-label="Upload files" />
         </label>
         <label className="button" style={{ width: "auto", margin: 0 }}>
           Upload a folder
-          <input type="file" webkitdirectory="" hidden onChange={(e) => upload([...e.target.files])} aria-label="Upload a folder" />
+          <input type="file" webkitdirectory="" className="visually-hidden" onChange={(e) => upload([...e.target.files])} aria-label="Upload a folder" />
         </label>
         <button onClick={newFolder}>New folder</button>
       </div>
