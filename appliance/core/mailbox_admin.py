@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ..errors import Invalid, NotFound
+from ..errors import Invalid, NotFound, Unavailable
 from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
 from ..store import Store, queries
@@ -140,7 +140,7 @@ class MailboxAdmin:
             port = values.get("port", existing.port if existing else DEFAULT_PORTS[values.get("security", "tls")])
             try:
                 await self._threads.work(resolve_allowed, host, port, self._settings.allow_loopback)
-            except Invalid as e:
+            except (Invalid, Unavailable) as e:  # refused, or not resolvable: the host field is wrong
                 raise Invalid(e.message, {"host": [e.message]}) from None
         if existing is None:
             values.setdefault("port", DEFAULT_PORTS[values.get("security", "tls")])

@@ -110,3 +110,30 @@ def test_an_expired_access_token_is_refreshed_transparently(page, console):
     expect(page.get_by_role("alert")).to_have_count(0)
     session = page.evaluate("() => JSON.parse(localStorage.getItem('authUser'))")
     assert not session["access"].endswith("x")
+
+
+def test_the_mailbox_runs_screen_shows_the_history(page, console):
+    from ..api_client import signed_in
+
+    api = signed_in(console, "admin", ADMIN_PASSWORD)
+    source = api.get("sources/").body["results"][0]["id"]
+    mailbox = api.post(
+        "mailboxes/",
+        {"name": "Partner drop", "host": "mail.partner.invalid", "port": 993, "security": "tls", "username": "u",
+         "password": "p", "source": source},
+    )  # fmt: skip
+    assert mailbox.status == 400  # the host cannot be resolved: refused when saved
+    console.execute(
+        "INSERT INTO mailboxes (org_id, name, host, port, username, source_id, created_at) "
+        "VALUES (?, 'Partner drop', 'mail.partner.invalid', 993, 'u', ?, '2026-01-01T00:00:00Z')",
+        console.default_org(), source,
+    )  # fmt: skip
+    mailbox_id = console.query("SELECT id FROM mailboxes WHERE name = 'Partner drop'")[0][0]
+    assert api.post(f"mailboxes/{mailbox_id}/run/").status == 202
+    sign_in(page, console, "admin", ADMIN_PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Mailboxes").click()
+    page.get_by_role("link", name="Partner drop").click()
+    expect(page.get_by_role("heading", name="Mailbox runs")).to_be_visible()
+    expect(page.get_by_role("cell", name="failed")).to_be_visible()
+    expect(page.get_by_text("Cannot resolve the host mail.partner.invalid")).to_be_visible()
+    screenshot(page, "mailbox-runs")

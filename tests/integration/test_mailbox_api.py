@@ -109,6 +109,7 @@ def test_a_failing_mailbox_records_a_clear_error(mail_daemon, mail_server):
     "changes,field",
     [
         ({"host": "169.254.169.254"}, "host"),
+        ({"host": "no-such-host.invalid"}, "host"),
         ({"security": "ssl3"}, "security"),
         ({"port": 70000}, "port"),
         ({"after": "move", "move_to": ""}, "move_to"),
