@@ -63,7 +63,15 @@ async function readBody(response) {
   }
 }
 
-async function refreshSession() {
+let refreshing = null;
+
+/** One refresh at a time: calls failing together share it (a refresh token works once). */
+function refreshSession() {
+  if (!refreshing) refreshing = refreshOnce().finally(() => (refreshing = null));
+  return refreshing;
+}
+
+async function refreshOnce() {
   const session = getSession();
   if (!session || !session.refresh) return false;
   try {

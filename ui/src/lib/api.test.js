@@ -52,6 +52,25 @@ describe("the HTTP client", () => {
     expect(getSession()).toEqual({ access: "new", refresh: "R2", username: "u" });
   });
 
+  it("shares one refresh between calls that fail together", async () => {
+    setSession({ access: "old", refresh: "R1" });
+    let refreshes = 0;
+    vi.stubGlobal(
+      "fetch",
+      vi.fn((url, init) => {
+        if (url.endsWith("token/refresh/")) {
+          refreshes += 1;
+          return reply(200, { access: "new", refresh: "R2" });
+        }
+        return init.headers.Authorization === "Bearer new" ? reply(200, { ok: url }) : reply(401, TOKEN_NOT_VALID);
+      }),
+    );
+    const results = await Promise.all([api.get("a/"), api.get("b/"), api.get("c/")]);
+    expect(results.map((r) => r.ok.slice(-2))).toEqual(["a/", "b/", "c/"]);
+    expect(refreshes).toBe(1);
+    expect(navigate).not.toHaveBeenCalled();
+  });
+
   it("clears the session and goes to login when the refresh fails", async () => {
     setSession({ access: "old", refresh: "R1" });
     vi.stubGlobal(

@@ -1,14 +1,16 @@
 import { useState } from "react";
 import { Link, Route, Routes, useNavigate, useParams } from "react-router";
-import useSWR from "swr";
+import useSWR, { useSWRConfig } from "swr";
 import { api } from "../../lib/api.js";
 import { errorText, useNotify } from "../../components/notifications.jsx";
 
-/** A searchable, paged list of one admin resource. */
-function ResourceList({ title, path, columns, create, rowLink }) {
+/** A searchable, paged list of one admin resource (with extra filters when given). */
+function ResourceList({ title, path, columns, create, rowLink, filters, extra }) {
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(1);
-  const { data, error } = useSWR([path, { search, page, page_size: 25 }]);
+  const [chosen, setChosen] = useState({});
+  const params = { search, page, page_size: 25, ...chosen };
+  const { data, error } = useSWR([path, params]);
   return (
     <>
       <div className="toolbar">
@@ -19,6 +21,20 @@ function ResourceList({ title, path, columns, create, rowLink }) {
         <span>Search</span>
         <input value={search} onChange={(e) => { setSearch(e.target.value); setPage(1); }} aria-label="Search" />
       </label>
+      {filters ? (
+        <div className="toolbar">
+          {Object.entries(filters).map(([name, options]) => (
+            <label key={name} style={{ width: "auto" }}>
+              <span>{name}</span>
+              <select value={chosen[name] || ""} onChange={(e) => { setChosen({ ...chosen, [name]: e.target.value }); setPage(1); }}>
+                <option value="">all</option>
+                {options.map((o) => <option key={o}>{o}</option>)}
+              </select>
+            </label>
+          ))}
+          {extra ? extra(params) : null}
+        </div>
+      ) : null}
       {error ? <p className="error" role="alert">{errorText(error)}</p> : null}
       <table>
         <thead><tr>{columns.map(([label]) => <th key={label}>{label}</th>)}</tr></thead>
@@ -44,6 +60,20 @@ function ResourceList({ title, path, columns, create, rowLink }) {
   );
 }
 
+/** After a change: refetch every list of this resource. */
+function useRevalidate(path) {
+  const { mutate } = useSWRConfig();
+  return () => mutate((key) => Array.isArray(key) && key[0] === path);
+}
+
+async function exportLogs(params) {
+  const blob = await api.download("logs/export/", { ...params, page: undefined, page_size: undefined });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = "audit-log.csv";
+  link.click();
+}
+
 function FieldErrors({ errors, name }) {
   return errors[name] ? <span className="field-error">{errors[name].join(" ")}</span> : null;
 }
@@ -51,6 +81,7 @@ function FieldErrors({ errors, name }) {
 function ProfileCreate() {
   const navigate = useNavigate();
   const notify = useNotify();
+  const revalidate = useRevalidate("profiles/");
   const [errors, setErrors] = useState({});
   async function submit(event) {
     event.preventDefault();
@@ -60,6 +91,7 @@ function ProfileCreate() {
     if (form.quota_bytes) body.quota_bytes = Number(form.quota_bytes);
     try {
       await api.post("profiles/", body);
+      await revalidate();
       notify(`Created ${form.username}`, { type: "positive" });
       navigate("/admin/profiles");
     } catch (e) {
@@ -80,10 +112,116 @@ function ProfileCreate() {
   );
 }
 
+function TokenCreate() {
+  const notify = useNotify();
+  const revalidate = useRevalidate("tokens/");
+  const [created, setCreated] = useState(null);
+  const [errors, setErrors] = useState({});
+  async function submit(event) {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    const scopes = ["files", "admin"].filter((scope) => form.get(scope) === "on");
+    try {
+      setCreated(await api.post("tokens/", { name: form.get("name"), scopes, expires_at: form.get("expires_at") || null }));
+      await revalidate();
+    } catch (e) {
+      setErrors(e.data || {});
+      notify(errorText(e), { type: "negative" });
+    }
+  }
+  if (created) {
+    return (
+      <div className="card">
+        <h1>Token created</h1>
+        <p>Copy the token now: it is shown only this once.</p>
+        <p><code data-testid="token-secret">{created.token}</code></p>
+        <div className="actions">
+          <button onClick={() => navigator.clipboard.writeText(created.token).then(() => notify("Copied", { type: "positive" }))}>Copy</button>
+          <Link className="button" to="/admin/tokens">Done</Link>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <form className="card" onSubmit={submit}>
+      <h1>Create an API token</h1>
+      <label><span>Name (what will use it)</span><input name="name" required /><FieldErrors errors={errors} name="name" /></label>
+      <label style={{ display: "flex", gap: "0.5rem" }}><input name="files" type="checkbox" defaultChecked style={{ width: "auto" }} /> Files</label>
+      <label style={{ display: "flex", gap: "0.5rem" }}><input name="admin" type="checkbox" style={{ width: "auto" }} /> Administration</label>
+      <FieldErrors errors={errors} name="scopes" />
+      <label><span>Expires (optional, e.g. 2027-12-31T00:00:00Z)</span><input name="expires_at" /><FieldErrors errors={errors} name="expires_at" /></label>
+      <div className="actions"><button type="submit">Create</button></div>
+    </form>
+  );
+}
+
+function MailboxForm() {
+  const navigate = useNavigate();
+  const notify = useNotify();
+  const revalidate = useRevalidate("mailboxes/");
+  const [errors, setErrors] = useState({});
+  async function submit(event) {
+    event.preventDefault();
+    const form = Object.fromEntries(new FormData(event.target));
+    const body = {
+      name: form.name, host: form.host, port: Number(form.port), security: form.security, verify_tls: form.verify_tls === "on",
+      username: form.username, password: form.password, folder: form.folder || "INBOX", target_folder: form.target_folder,
+      keep: form.keep, after: form.after, move_to: form.move_to, interval_minutes: Number(form.interval_minutes),
+    };
+    try {
+      await api.post("mailboxes/", body);
+      await revalidate();
+      notify(`Created ${form.name}`, { type: "positive" });
+      navigate("/admin/mailboxes");
+    } catch (e) {
+      setErrors(e.data || {});
+      notify(errorText(e), { type: "negative" });
+    }
+  }
+  const field = (name, label, props = {}) => (
+    <label><span>{label}</span><input name={name} {...props} /><FieldErrors errors={errors} name={name} /></label>
+  );
+  const choice = (name, label, options) => (
+    <label><span>{label}</span><select name={name}>{options.map((o) => <option key={o}>{o}</option>)}</select><FieldErrors errors={errors} name={name} /></label>
+  );
+  return (
+    <form className="card" onSubmit={submit}>
+      <h1>Create a mailbox</h1>
+      {field("name", "Name", { required: true })}
+      {field("host", "IMAP host", { required: true })}
+      {field("port", "Port", { type: "number", defaultValue: 993 })}
+      {choice("security", "Security", ["tls", "starttls", "none"])}
+      <label style={{ display: "flex", gap: "0.5rem" }}><input name="verify_tls" type="checkbox" defaultChecked style={{ width: "auto" }} /> Verify the server's certificate</label>
+      {field("username", "Username", { required: true })}
+      {field("password", "Password", { type: "password" })}
+      {field("folder", "Folder", { defaultValue: "INBOX" })}
+      {field("target_folder", "Save into", { defaultValue: "/mail/{date}" })}
+      {choice("keep", "Keep", ["attachments", "message"])}
+      {choice("after", "Afterwards", ["seen", "move", "delete"])}
+      {field("move_to", "Move to folder (when moving)")}
+      {field("interval_minutes", "Check every (minutes)", { type: "number", defaultValue: 5 })}
+      <div className="actions"><button type="submit">Create</button></div>
+    </form>
+  );
+}
+
 function MailboxRuns() {
   const { pid } = useParams();
+  const notify = useNotify();
+  const { mutate } = useSWRConfig();
+  async function runNow() {
+    try {
+      await api.post(`mailboxes/${pid}/run/`);
+      notify("Checking the mailbox now", { type: "info" });
+      setTimeout(() => mutate((key) => Array.isArray(key) && key[0] === `mailboxes/${pid}/runs/`), 1500);
+    } catch (e) {
+      notify(errorText(e), { type: "negative" });
+    }
+  }
   return (
-    <ResourceList
+    <>
+      <div className="toolbar"><button onClick={runNow}>Run now</button></div>
+      <ResourceList
       title="Mailbox runs"
       path={`mailboxes/${pid}/runs/`}
       columns={[
@@ -95,6 +233,7 @@ function MailboxRuns() {
         ["Error", (r) => r.error],
       ]}
     />
+    </>
   );
 }
 
@@ -152,12 +291,16 @@ export default function Admin({ terms }) {
       <Route path="profiles/create" element={<ProfileCreate />} />
       <Route path="sources" element={<ResourceList title="Sources" path="sources/"
         columns={[["Name", (r) => r.name], ["Type", (r) => r.type], ["Folder", (r) => r.config.path], ["Status", (r) => r.status], ["Error", (r) => r.last_error]]} />} />
-      <Route path="tokens" element={<ResourceList title="API Tokens" path="tokens/"
+      <Route path="tokens/create" element={<TokenCreate />} />
+      <Route path="tokens" element={<ResourceList title="API Tokens" path="tokens/" create="/admin/tokens/create"
         columns={[["Name", (r) => r.name], ["Prefix", (r) => r.prefix], ["Scopes", (r) => r.scopes.join(", ")], ["Last used", (r) => r.last_used_at || "never"], ["Revoked", (r) => (r.revoked ? "yes" : "")]]} />} />
-      <Route path="mailboxes" element={<ResourceList title="Mailboxes" path="mailboxes/" rowLink={(r) => `/admin/mailboxes/${r.id}/runs`}
+      <Route path="mailboxes/create" element={<MailboxForm />} />
+      <Route path="mailboxes" element={<ResourceList title="Mailboxes" path="mailboxes/" create="/admin/mailboxes/create" rowLink={(r) => `/admin/mailboxes/${r.id}/runs`}
         columns={[["Name", (r) => r.name], ["Host", (r) => `${r.host}:${r.port}`], ["Folder", (r) => r.folder], ["Enabled", (r) => (r.enabled ? "yes" : "no")], ["Last run", (r) => (r.last_run ? r.last_run.status : "never")]]} />} />
       <Route path="mailboxes/:pid/runs" element={<MailboxRuns />} />
       <Route path="logs" element={<ResourceList title="Logs" path="logs/"
+        filters={{ action: ["login", "login_failed", "upload", "download", "delete", "rename", "mkdir", "ban"], protocol: ["sftp", "ftp", "web", "api", "mail", "system"] }}
+        extra={(params) => <button onClick={() => exportLogs(params)}>Export CSV</button>}
         columns={[["Time", (r) => new Date(r.created_at).toLocaleString()], ["User", (r) => r.username], ["Protocol", (r) => r.protocol], ["Action", (r) => r.action], ["Message", (r) => r.message]]} />} />
       <Route path="god" element={<ResourceList title="Organisations" path="god/organisations/"
         columns={[["Name", (r) => r.name], ["Subdomain", (r) => r.subdomain], ["Status", (r) => r.status], ["Users", (r) => r.users], ["Trial days left", (r) => (r.on_trial ? r.days_left_on_trial : "")]]} />} />
