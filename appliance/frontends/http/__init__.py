@@ -9,6 +9,7 @@ from .admin import LogsApi, MailboxesApi, ProfilesApi, SourcesApi, TokensApi
 from .api import ApplianceRequest, reply
 from .console import ConsoleResource
 from .files import FilesApi
+from .openapi import document
 from .operator import OperatorApi
 from .ops import OpsApi
 from .portal import PortalApi
@@ -72,6 +73,22 @@ class RootApi:
     @app.route("/api/portal/god/", branch=True)
     def operator(self, request):
         return self.operator_api.app.resource()
+
+    @app.route("/api/portal/openapi.json", methods=["GET"])
+    def openapi(self, request):
+        return reply(request, document(self.mounts()))
+
+    def mounts(self) -> list:
+        return [
+            ("/files", self.files_api),
+            ("/mailboxes", self.mailboxes_api),
+            ("/profiles", self.profiles_api),
+            ("/logs", self.logs_api),
+            ("/tokens", self.tokens_api),
+            ("/sources", self.sources_api),
+            ("/god", self.operator_api),
+            ("", self.portal_api),
+        ]
 
     @app.route("/api/portal/", branch=True)
     def portal(self, request):
