@@ -63,15 +63,7 @@ class PortalApi(Resource):
 
     @app.route("/password/reset/confirm/", methods=["POST"])
     async def reset_confirm(self, request):
-        body = read_json(request)
-        fields = {name: body.get(name) for name in ("uid", "token", "new_password1", "new_password2")}
-        missing = {
-            name: ["This field is required."]
-            for name, value in fields.items()
-            if not isinstance(value, str) or not value
-        }
-        if missing:
-            raise Invalid("Some fields are missing.", missing)
+        fields = required(read_json(request), "uid", "token", "new_password1", "new_password2")
         await self.core.accounts.confirm(
             fields["uid"], fields["token"], fields["new_password1"], fields["new_password2"]
         )
@@ -95,15 +87,7 @@ class PortalApi(Resource):
 
     @app.route("/setup/", methods=["POST"])
     async def setup(self, request):
-        body = read_json(request)
-        fields = {name: body.get(name) for name in ("organisation", "username", "email", "password")}
-        missing = {
-            name: ["This field is required."]
-            for name, value in fields.items()
-            if not isinstance(value, str) or not value
-        }
-        if missing:
-            raise Invalid("Some fields are missing.", missing)
+        fields = required(read_json(request), "organisation", "username", "email", "password")
         if await self.core.organisations.initialized():
             raise PermissionDenied("The appliance is already set up.")
         created = await self.core.organisations.initialize(
