@@ -271,3 +271,34 @@ async def test_reads_in_any_order_return_the_right_bytes(core):
         length = rng.choice([1, 100, 32768, 65536, 1 << 20])
         assert await reader.read(offset, length) == data[offset : offset + length]
     await reader.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_pipelined_reads_complete_in_the_order_they_were_asked(core):
+    """SFTP clients keep many reads in flight; OpenSSH's scp truncates a download at the
+    first reply that arrives out of order, so replies must keep the requests' order."""
+    from twisted.internet.defer import Deferred
+
+    session = await session_for(core)
+    data = os.urandom(5 * 1024 * 1024)
+    await upload(session, "/pipe.bin", data)
+    reader = await session.open_read("/pipe.bin")
+    finished: list[int] = []
+
+    async def one(offset: int) -> bytes:
+        chunk = await reader.read(offset, 32768)
+        finished.append(offset)
+        return chunk
+
+    offsets = list(range(0, len(data), 32768))
+    in_flight, replies = [], {}
+    for offset in offsets:  # 64 outstanding, as OpenSSH's client keeps
+        in_flight.append((offset, Deferred.fromCoroutine(one(offset))))
+        if len(in_flight) >= 64:
+            first, d = in_flight.pop(0)
+            replies[first] = await d
+    for offset, d in in_flight:
+        replies[offset] = await d
+    await reader.close()
+    assert finished == offsets
+    assert b"".join(replies[o] for o in offsets) == data

@@ -56,7 +56,10 @@ class Reader:
             raise Invalid("A negative offset or length.")
         self.reads += 1
         start = offset - self._window_start
-        if 0 <= start and offset + length <= self._window_start + len(self._window):
+        # Reads are answered in the order they came: one that finds its bytes at hand
+        # must not overtake earlier ones still waiting for the disk (OpenSSH's scp
+        # truncates a download at the first reply that arrives out of order).
+        if not self._lock.locked and 0 <= start and offset + length <= self._window_start + len(self._window):
             data = self._window[start : start + length]
             self._prefetch(start)
         else:
@@ -64,7 +67,9 @@ class Reader:
             try:
                 data = await self._fetch(offset, length)
             finally:
-                self._lock.release()
+                # released on the next turn: releasing now would wake the next read,
+                # whose reply would then go out before this one's
+                self._threads.soon(self._lock.release)
         self.bytes_read += len(data)
         return data
 
