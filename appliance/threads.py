@@ -47,10 +47,6 @@ class Threads:
         self._work.stop()
         self._db.stop()
 
-    def soon(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Call `fn` on the reactor's next turn, after what is running now has finished."""
-        self._reactor.callLater(0, fn, *args)
-
     def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` on the database thread (awaitable)."""
         return deferToThreadPool(self._reactor, self._db, fn, *args, **kwargs)

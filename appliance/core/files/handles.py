@@ -9,9 +9,10 @@ protocol packets.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 
-from twisted.internet.defer import DeferredLock
+from twisted.internet.defer import Deferred, DeferredLock
 
 from ...errors import ApplianceError, Invalid
 from ...threads import Threads
@@ -36,7 +37,8 @@ class Reader:
         self.path = path
         self.size = size
         self._on_close = on_close
-        self._lock = DeferredLock()
+        self._queue: deque = deque()  # reads waiting for their turn: (offset, length, reply)
+        self._pumping = False
         self._window = b""
         self._window_start = 0
         self._next = None  # the following window, being read in the background
@@ -49,29 +51,51 @@ class Reader:
         return self._fd
 
     async def read(self, offset: int, length: int) -> bytes:
-        """Up to `length` bytes at `offset`; b"" at end of file."""
+        """Up to `length` bytes at `offset`; b"" at end of file.
+
+        Reads are answered in the order they came (OpenSSH's scp truncates a
+        download at the first reply that arrives out of order): one finds its
+        bytes at hand only when no earlier read is waiting; the others queue and
+        one pump answers them in turn.
+        """
         if self._closed:
             raise Invalid("The file is closed.")
         if offset < 0 or length < 0:
             raise Invalid("A negative offset or length.")
         self.reads += 1
         start = offset - self._window_start
-        # Reads are answered in the order they came: one that finds its bytes at hand
-        # must not overtake earlier ones still waiting for the disk (OpenSSH's scp
-        # truncates a download at the first reply that arrives out of order).
-        if not self._lock.locked and 0 <= start and offset + length <= self._window_start + len(self._window):
+        if (
+            not self._queue
+            and not self._pumping
+            and 0 <= start
+            and offset + length <= self._window_start + len(self._window)
+        ):
             data = self._window[start : start + length]
             self._prefetch(start)
         else:
-            await self._lock.acquire()
-            try:
-                data = await self._fetch(offset, length)
-            finally:
-                # released on the next turn: releasing now would wake the next read,
-                # whose reply would then go out before this one's
-                self._threads.soon(self._lock.release)
+            reply: Deferred = Deferred()
+            self._queue.append((offset, length, reply))
+            if not self._pumping:
+                Deferred.fromCoroutine(self._pump())
+            data = await reply
         self.bytes_read += len(data)
         return data
+
+    async def _pump(self) -> None:
+        """Answer queued reads one after another, each reply sent before the next."""
+        self._pumping = True
+        try:
+            while self._queue:
+                offset, length, reply = self._queue.popleft()
+                try:
+                    data = await self._fetch(offset, length)
+                except Exception as e:  # noqa: BLE001 - handed to the read that asked
+                    reply.errback(e)
+                    continue
+                self._prefetch(max(0, offset - self._window_start))
+                reply.callback(data)
+        finally:
+            self._pumping = False
 
     def _prefetch(self, position: int) -> None:
         """Past half of a full window, read the next one before it is asked for."""
