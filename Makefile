@@ -6,12 +6,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TOOLS := .venv-tools
+TOOLS_STAMP := $(TOOLS)/.installed
 # command -> Debian package, for what the tests drive
-SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone
+SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python ui system-deps lint test-python test-ui bench clean
+.PHONY: run test build python tools ui system-deps lint test-python test-ui bench clean dist deb
 
 run: build
 	$(BIN)/appliance serve
@@ -24,6 +26,14 @@ $(STAMP): constraints.txt setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $@
+
+# ssh-audit and sslyze, which the tests run against the daemon, in a venv of their own
+tools: $(TOOLS_STAMP)
+
+$(TOOLS_STAMP): constraints-tools.txt
+	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet -c constraints-tools.txt ssh-audit sslyze
 	touch $@
 
 ui: $(if $(wildcard ui/package.json),$(UI_STAMP))
@@ -48,7 +58,7 @@ lint: python
 	$(BIN)/ruff check appliance tests bench
 	$(BIN)/ruff format --check appliance tests bench
 
-test-python: python system-deps ui
+test-python: python tools system-deps ui
 	$(BIN)/python -m pytest -q
 
 test-ui: ui
@@ -59,6 +69,19 @@ test: lint test-ui test-python
 bench: build
 	bench/run
 
+# A wheel and an sdist in dist/, the built UI inside them as package data;
+# setuptools and wheel for the isolated build are pinned by constraints.txt too
+dist: ui python
+	rm -rf build dist/appliance-*
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/python -m build --outdir dist .
+	@ls -l dist
+
+# dist/appliance_<version>_<arch>.deb: a venv under /opt/appliance with the wheel (Debian's
+# python3.11), /usr/bin/appliance, the user, the data dir, the units, /etc/appliance/appliance.toml
+deb: dist
+	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-py3-none-any.whl dist
+	lintian --no-cfg dist/appliance_*.deb
+
 clean:
-	rm -rf $(VENV) ui/node_modules ui/.parcel-cache build dist *.egg-info
+	rm -rf $(VENV) $(TOOLS) ui/node_modules ui/.parcel-cache build dist *.egg-info
 	find appliance/static -mindepth 1 ! -name .gitkeep -delete

@@ -114,6 +114,8 @@ def cmd_check(args) -> int:
         return 1
     for what in ("http", "https", "sftp", "ftp"):
         for description in getattr(settings.listen, what):
+            if description.startswith("systemd:") and "LISTEN_FDS" not in os.environ:
+                continue  # the sockets reach ExecStart only (not ExecStartPre): checked when serving
             try:
                 parse_endpoint(reactor, description, what)
             except ConfigError as e:
@@ -173,7 +175,8 @@ def cmd_serve(args) -> int:
         try:
             await daemon.ready()
         except ConfigError as e:
-            print(f"appliance: {e}", file=sys.stderr, flush=True)
+            for line in str(e).splitlines():
+                print(f"appliance: {line}", file=sys.stderr, flush=True)
             exit_code["code"] = 1
             reactor.stop()
             return

@@ -42,6 +42,7 @@ class FtpSettings:
     masquerade_address: str = ""
     idle_timeout: int = 600  # seconds a control connection may sit idle
     transfer_timeout: int = 300  # seconds a data connection may stall
+    require_tls: bool = False  # refuse every sign-in before AUTH TLS (organisations and profiles can require it too)
 
 
 @dataclass
@@ -55,6 +56,7 @@ class SftpSettings:
 class TlsSettings:
     certificate: str = ""  # PEM (with chain); empty: the self-signed one in the data dir
     private_key: str = ""
+    redirect_http: bool = True  # with an HTTPS listener, plain HTTP redirects to it (ops endpoints excepted)
 
 
 @dataclass
@@ -89,6 +91,13 @@ class SmtpSettings:
 
 
 @dataclass
+class UploadsSettings:
+    resumable_max_size: int = 1 << 40  # bytes a resumable (tus) upload may have (Tus-Max-Size)
+    resumable_expire_hours: int = 24  # a resumable upload untouched this long is removed
+    resumable_sweep_seconds: int = 600  # how often expired resumable uploads are looked for
+
+
+@dataclass
 class Settings:
     server: ServerSettings = field(default_factory=ServerSettings)
     listen: ListenSettings = field(default_factory=ListenSettings)
@@ -99,6 +108,7 @@ class Settings:
     mail: MailSettings = field(default_factory=MailSettings)
     sources: SourcesSettings = field(default_factory=SourcesSettings)
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    uploads: UploadsSettings = field(default_factory=UploadsSettings)
     source_file: str | None = None  # where the TOML came from, for messages
 
     @property
@@ -209,6 +219,9 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
 def _validate(settings: Settings) -> None:
     origin = settings.source_file or "settings"
     _parse_port_range(settings.ftp.passive_ports, f"{origin}: [ftp] passive_ports")
+    uploads = settings.uploads
+    if min(uploads.resumable_max_size, uploads.resumable_expire_hours, uploads.resumable_sweep_seconds) < 1:
+        raise ConfigError(f"{origin}: [uploads] resumable_* settings must be at least 1")
     if not 4 <= settings.security.bcrypt_rounds <= 16:
         raise ConfigError(f"{origin}: [security] bcrypt_rounds must be from 4 to 16")
     if bool(settings.tls.certificate) != bool(settings.tls.private_key):

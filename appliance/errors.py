@@ -45,6 +45,10 @@ class NotEmpty(ApplianceError):
     """Removing a folder that still holds entries."""
 
 
+class Gone(ApplianceError):
+    """It existed but may not be used any more (an expired or revoked share link)."""
+
+
 class Unavailable(ApplianceError):
     """Storage or a service the request needs is not usable right now."""
 

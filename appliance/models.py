@@ -114,3 +114,22 @@ class Mailbox:
     enabled: bool
     uid_validity: int | None
     last_uid: int | None
+
+
+@dataclass(frozen=True)
+class Share:
+    """A link to a file or folder of a profile (the token itself is never stored)."""
+
+    id: int
+    org_id: int
+    profile_id: int
+    path: str  # inside the profile's home
+    is_folder: bool
+    expires_at: str | None
+    password_hash: str | None
+    max_downloads: int | None
+    downloads: int
+    upload_only: bool
+    revoked: bool
+    created_at: str
+    created_by: str  # the sharing profile's username

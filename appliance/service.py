@@ -23,7 +23,10 @@ def parse_endpoint(reactor, description: str, what: str):
     """A server endpoint from its Twisted string, or ConfigError naming it."""
     try:
         return endpoints.serverFromString(reactor, description)
-    except (ValueError, KeyError, TypeError) as e:
+    except OSError as e:  # e.g. ssl:443:privateKey=... naming a file that is not there
+        reason = f"{e.strerror}: {e.filename}" if e.filename else str(e)
+        raise ConfigError(f"[listen] {what}: {description!r} cannot be used ({reason})") from None
+    except Exception as e:  # noqa: BLE001 - the endpoint parsers raise many kinds for a bad string
         raise ConfigError(f"[listen] {what}: {description!r} is not a valid endpoint string ({e})") from None
 
 
@@ -78,15 +81,21 @@ class ApplianceService(service.MultiService):
         spawn(self._sweep(), "sweeping unfinished uploads")
         spawn(self.core.mailboxes.start(), "starting mailbox polling")
         self.core.jobs.start()
+        self.core.uploads.start()
+        self.core.storage.start()
 
     async def _sweep(self) -> None:
         sources = await self.core.store.run(queries.all_sources)
         await self.core.files.sweep(sources)
+        await self.core.uploads.sweep(sources)
 
     async def ready(self) -> None:
-        """Wait until every listener is up; raise the first ConfigError."""
-        for listener in self.listeners:
-            await listener.listening
+        """Wait until every listener is up; raise one ConfigError naming every
+        listener that failed, one per line (no failure is left unhandled)."""
+        results = await defer.DeferredList([listener.listening for listener in self.listeners], consumeErrors=True)
+        failed = [result.getErrorMessage() for ok, result in results if not ok]
+        if failed:
+            raise ConfigError("\n".join(failed))
 
     def stopService(self):
         return defer.Deferred.fromCoroutine(self._stop())
@@ -99,6 +108,8 @@ class ApplianceService(service.MultiService):
         notify("STOPPING=1")
         core.mailboxes.stop()
         core.jobs.stop()
+        core.uploads.stop()
+        core.storage.stop()
         await defer.maybeDeferred(super().stopService)
         await core.files.drain(core.reactor, core.settings.server.shutdown_grace)
         core.threads.stop()
@@ -109,12 +120,17 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     """Everything the daemon runs, ready to start."""
     from .frontends.ftp import ftp_factory
     from .frontends.http import http_site
+    from .frontends.http.redirect import redirect_site
     from .frontends.sftp import sftp_factory
 
     # Parse every endpoint before touching the data dir, so a typo fails fast.
     planned = []
     for what, descriptions, make in (
-        ("HTTP", settings.listen.http, http_site),
+        (
+            "HTTP",
+            settings.listen.http,
+            redirect_site if settings.listen.https and settings.tls.redirect_http else http_site,
+        ),
         ("HTTPS", settings.listen.https, lambda core: TLSMemoryBIOFactory(core.tls, False, http_site(core))),
         ("SFTP", settings.listen.sftp, sftp_factory),
         ("FTP", settings.listen.ftp, ftp_factory),

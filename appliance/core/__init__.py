@@ -13,11 +13,13 @@ from .accounts import Accounts
 from .api_tokens import ApiTokens
 from .audit import AuditLog
 from .auth import AuthService
+from .branding import OrganisationSettings
 from .connections import ConnectionLimits, ConnectionSettings
 from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
+from .files.resumable import ResumableUploads
 from .jobs import Jobs
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
@@ -26,7 +28,9 @@ from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .profile_admin import ProfileAdmin
 from .sessions import Sessions
+from .shares import Shares
 from .source_admin import SourceAdmin
+from .storage import StorageUsage
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
 
@@ -44,6 +48,7 @@ class Core:
     passwords: Passwords
     auth: AuthService
     organisations: Organisations
+    organisation_settings: OrganisationSettings
     profiles: Profiles
     files: FilesService
     mailboxes: MailboxService
@@ -59,6 +64,9 @@ class Core:
     source_admin: SourceAdmin
     mailer: Mailer
     accounts: Accounts
+    shares: Shares
+    uploads: ResumableUploads
+    storage: StorageUsage
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -89,6 +97,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path)
     mailer = Mailer(settings.smtp, reactor)
+    accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -99,6 +108,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         passwords=passwords,
         auth=auth,
         organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
+        organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
         mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics),
@@ -112,7 +122,21 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         api_tokens=ApiTokens(store, reactor),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
         mailer=mailer,
-        accounts=Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor),
+        accounts=accounts,
+        shares=Shares(
+            store, files, auth, passwords, audit, mailer, data_dir.token_secret(), accounts.console_url, reactor
+        ),
+        uploads=ResumableUploads(
+            store,
+            threads,
+            files,
+            audit,
+            reactor,
+            max_size=settings.uploads.resumable_max_size,
+            expire_after=settings.uploads.resumable_expire_hours * 3600,
+            sweep_interval=settings.uploads.resumable_sweep_seconds,
+        ),
+        storage=StorageUsage(store, threads, files, reactor),
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

@@ -13,6 +13,7 @@ from html import escape
 from ..errors import Invalid
 from ..models import LogEntry, to_iso
 from ..store import Store, queries
+from ..store import profiles as profile_queries
 from .audit import AuditLog, clean
 from .passwords import Passwords, validate
 
@@ -113,9 +114,12 @@ class Accounts:
             raise Invalid(BAD_LINK, {"token": [BAD_LINK]})
         password_hash = await self._passwords.hash(password)
         now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
-        await self._store.run(
-            queries.update_profile, profile.id, {"password_hash": password_hash, "password_changed_at": now}
-        )
+        # the hash the token was checked against must still be there: the same link used
+        # twice at once (both checked before either was hashed) sets one password only
+        if not await self._store.run(
+            profile_queries.set_password_if_unchanged, profile.id, profile.password_hash, password_hash, now
+        ):
+            raise Invalid(BAD_LINK, {"token": [BAD_LINK]})
         await self._audit.record(
             LogEntry(org_id=profile.org_id, profile_id=profile.id, username=profile.username, protocol="web",
                      action="password_changed", message=f"{clean(profile.username)} set a new password from a link")

@@ -72,6 +72,15 @@ class ApiTokens:
         shown = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
         return dict(shown, token=f"{PREFIX}{prefix}_{secret}")
 
+    async def list(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
+        """The organisation's tokens; `search` finds them by name (any part) or by prefix
+        (its start: `abcd`, `apl_abcd`, or a whole token pasted, whose secret is ignored)."""
+        search = search.strip()
+        prefix = search
+        if search.startswith(PREFIX):
+            prefix = search[len(PREFIX) :].split("_", 1)[0]
+        return await self._store.run(token_queries.list_tokens, account.organisation.id, limit, offset, search, prefix)
+
     async def get(self, account: Account, token_id: int) -> dict:
         token = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
         if token is None:

@@ -50,10 +50,14 @@ class AuditLog:
             message=clean(entry.message),
         )
 
-    async def transfer(self, account, protocol: str, address: str, action: str, path: str, size: int) -> None:
-        """One row per finished upload or download."""
+    async def transfer(
+        self, account, protocol: str, address: str, action: str, path: str, size: int, share: str | None = None
+    ) -> None:
+        """One row per finished upload or download. `share` names the share link an
+        anonymous visitor went through (the row still belongs to the sharing profile)."""
         verb = {"upload": "uploaded", "download": "downloaded"}[action]
         name = account.profile.username
+        how = f"through {clean(share)}" if share else f"over {PROTOCOL_NAMES.get(protocol, protocol)}"
         await self.record(
             LogEntry(
                 org_id=account.organisation.id,
@@ -64,8 +68,7 @@ class AuditLog:
                 path=path,
                 bytes=size,
                 remote_address=address,
-                message=f"{clean(name)} {verb} {clean(path)} ({human_bytes(size)}) over "
-                f"{PROTOCOL_NAMES.get(protocol, protocol)}",
+                message=f"{'anonymous' if share else clean(name)} {verb} {clean(path)} ({human_bytes(size)}) {how}",
             )
         )
 

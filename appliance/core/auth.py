@@ -24,6 +24,13 @@ BAD_CREDENTIALS = "Invalid username or password."
 PAYMENT_MISSING = "Organisation payment missing"
 ORGANISATION_DELETED = "Organisation is deleted"
 MAX_USERNAME = 150
+# SSH encrypts before any password is sent; other channels say whether they are encrypted.
+ALWAYS_ENCRYPTED = frozenset({"sftp"})
+TLS_REQUIRED = {
+    "ftp": "This account must use FTPS (AUTH TLS) or SFTP: plain-text FTP passwords are refused.",
+    "web": "This account must sign in over HTTPS: passwords over plain HTTP are refused.",
+}
+TLS_REQUIRED_ANY = "This account must use an encrypted connection (FTPS, SFTP or HTTPS)."
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,12 @@ def address_allowed(address: str, allow: tuple[str, ...]) -> bool:
     if ip.version == 6 and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     return any(ip in ipaddress.ip_network(net, strict=False) for net in allow)
+
+
+def requires_tls(profile: Profile, organisation: Organisation) -> bool:
+    """Whether the profile may sign in only over an encrypted channel: its own
+    setting, or its organisation's when it has none."""
+    return organisation.require_tls if profile.require_tls is None else profile.require_tls
 
 
 def organisation_refusal(organisation: Organisation, now: datetime) -> str | None:
@@ -95,6 +108,14 @@ class AuthService:
     def bans(self):
         return self._throttle.bans()
 
+    async def wrong_secret(self, key: str, address: str, profile: Profile | None = None) -> None:
+        """A wrong secret that is not a sign-in (a share link's password): slowed and
+        banned like failed sign-ins, by address (`key` stands in for the username)."""
+        ban = self._throttle.record_failure(key, address)
+        if ban is not None:
+            await self._banned(ban, profile)
+        await self._throttle.pause(self._throttle.delay(key, address))
+
     async def unban(self, address: str, by: str, org_id: int | None = None) -> bool:
         lifted = self._throttle.unban(address)
         if lifted:
@@ -123,11 +144,13 @@ class AuthService:
         address: str,
         password: str | None = None,
         public_key: bytes | None = None,
+        encrypted: bool = False,
     ) -> Account:
         """Return the account, or raise AuthenticationFailed with a message to show.
 
         For `public_key` the caller has already verified the signature, proving the
-        client holds the private key.
+        client holds the private key. `encrypted`: the credentials came over TLS
+        (FTP after AUTH TLS, HTTPS); SFTP always is.
         """
         username = username.strip()
         if self.closing:
@@ -138,6 +161,14 @@ class AuthService:
         profile = None
         if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
             profile = await self._store.run(queries.profile_by_username, username)
+        if profile is not None and not (encrypted or protocol in ALWAYS_ENCRYPTED):
+            # Refused before the password is checked, so a plain-text channel never tells
+            # whether a password is right. Not counted by the throttle: no password is
+            # tried, and one office's misconfigured clients must not get its address banned.
+            organisation = await self._store.run(queries.get_organisation, profile.org_id)
+            if organisation is not None and requires_tls(profile, organisation):
+                await self._failed(profile, username, protocol, address, "plain-text sign-in refused (TLS required)")
+                raise AuthenticationFailed(TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY))
         if public_key is not None:
             ok = profile is not None and any(key_blob(k) == public_key for k in profile.ssh_keys)
             method = "key"

@@ -1,6 +1,6 @@
 """Backups of a data dir: a consistent online copy of the database (SQLite's
-backup API, safe while the daemon serves) with the keys, as one private
-tar.gz; and restoring one into a data dir no daemon is using."""
+backup API, safe while the daemon serves) with the keys and the organisations'
+logos, as one private tar.gz; and restoring one into a data dir no daemon is using."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..store.db import SCHEMA_VERSION
+from .branding import LOGO_FILE
 from .datadir import HOST_KEY_TYPES, DataDir
 
 SECRET_FILES = ["token.key", "secrets.key"] + [f"ssh/ssh_host_{kind}_key" for kind in HOST_KEY_TYPES]
@@ -49,7 +50,15 @@ def backup(data_dir: DataDir, target: Path) -> list[str]:
                 path = data_dir.path / name
                 if path.exists():
                     _add_bytes(archive, name, path.read_bytes())
-    return [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()]
+            for name in _logos(data_dir):
+                _add_bytes(archive, name, (data_dir.path / name).read_bytes())
+    return [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()] + _logos(data_dir)
+
+
+def _logos(data_dir: DataDir) -> list[str]:
+    folder = data_dir.path / "branding"
+    names = sorted(p.name for p in folder.iterdir() if LOGO_FILE.match(p.name)) if folder.is_dir() else []
+    return [f"branding/{name}" for name in names]
 
 
 def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
@@ -65,7 +74,7 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
     allowed = set(SECRET_FILES) | {DATABASE}
     with archive:
         members = {m.name: m for m in archive.getmembers()}
-        unknown = [name for name in members if name not in allowed]
+        unknown = [name for name in members if name not in allowed and not _is_logo(name)]
         if unknown or DATABASE not in members or not all(m.isfile() for m in members.values()):
             raise ConfigError(f"{archive_path}: not a backup made by `appliance backup`")
         contents = {name: archive.extractfile(member).read() for name, member in members.items()}
@@ -89,11 +98,19 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
         for name in SECRET_FILES:
             if name in contents:
                 _replace(data_dir.path / name, contents[name])
+        for name in filter(_is_logo, contents):
+            (data_dir.path / "branding").mkdir(mode=0o750, exist_ok=True)
+            _replace(data_dir.path / name, contents[name])
         for suffix in ("-wal", "-shm"):
             Path(str(data_dir.database) + suffix).unlink(missing_ok=True)
         os.chmod(candidate, 0o600)
         os.replace(candidate, data_dir.database)
     data_dir.files.mkdir(mode=0o750, exist_ok=True)
+
+
+def _is_logo(name: str) -> bool:
+    folder, _, file = name.partition("/")
+    return folder == "branding" and LOGO_FILE.match(file) is not None
 
 
 def _replace(path: Path, data: bytes) -> None:

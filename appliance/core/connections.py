@@ -5,12 +5,15 @@ Ticket (or a refusal with a message to send before hanging up); it calls
 `ticket.authenticated()` after sign-in and `ticket.close()` when the connection
 ends. Limits: connections per address, and connections still signing in, in
 total and per address (like OpenSSH's MaxStartups), so a flood of half-open
-handshakes cannot starve real users.
+handshakes cannot starve real users. A front end that passes `drop` lets a full
+sign-in pool hang up a half-open connection of the busiest address to admit a
+newcomer from a quieter one.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import PermissionDenied
@@ -24,12 +27,14 @@ class ConnectionSettings:
 
 
 class Ticket:
-    def __init__(self, limits: ConnectionLimits, address: str, protocol: str):
+    def __init__(self, limits: ConnectionLimits, address: str, protocol: str, drop: Callable[[], None] | None = None):
         self._limits = limits
         self.address = address
         self.protocol = protocol
+        self.drop = drop  # hangs up this connection (the front end's), so a full pool can evict it
         self.signed_in = False
         self.closed = False
+        self.evicted = False
 
     def authenticated(self) -> None:
         if not self.signed_in and not self.closed:
@@ -48,36 +53,78 @@ class ConnectionLimits:
         self._per_address: Counter[str] = Counter()
         self._pending_per_address: Counter[str] = Counter()
         self._pending = 0
+        self._signing_in: dict[Ticket, None] = {}  # tickets still signing in, oldest first
+        self.evictions = 0  # connections hung up to make room in a full sign-in pool
         self.sessions: Counter[str] = Counter()  # signed-in sessions per protocol, for metrics
 
-    def open(self, address: str, protocol: str) -> Ticket:
-        """Admit a new connection or raise PermissionDenied with the reason."""
+    def open(self, address: str, protocol: str, drop: Callable[[], None] | None = None) -> Ticket:
+        """Admit a new connection or raise PermissionDenied with the reason.
+
+        `drop` hangs up the new connection. When the sign-in pool is full, a newcomer
+        evicts a droppable connection still signing in from the address holding the most
+        of them (the oldest of those) instead of being refused, so half-open connections
+        from a handful of addresses cannot lock every user out for the whole login grace.
+        """
         limits = self.settings
         if self._per_address[address] >= limits.per_address:
             raise PermissionDenied(f"Too many connections from {address} (at most {limits.per_address}).")
-        if self._pending >= limits.unauthenticated:
-            raise PermissionDenied("Too many connections are signing in right now; try again shortly.")
         if self._pending_per_address[address] >= limits.unauthenticated_per_address:
             raise PermissionDenied(f"Too many connections from {address} are signing in at once.")
+        if self._pending >= limits.unauthenticated:
+            victim = self._victim(address)
+            if victim is None:
+                raise PermissionDenied("Too many connections are signing in right now; try again shortly.")
+            self._evict(victim)
         self._per_address[address] += 1
         self._pending_per_address[address] += 1
         self._pending += 1
-        return Ticket(self, address, protocol)
+        ticket = Ticket(self, address, protocol, drop)
+        self._signing_in[ticket] = None
+        return ticket
+
+    def _victim(self, newcomer: str) -> Ticket | None:
+        """The connection to evict: from the address with the most connections signing
+        in (never the newcomer's own, which is below its limit), the oldest droppable."""
+        busiest = None
+        for ticket in self._signing_in:  # oldest first
+            if ticket.drop is None or ticket.address == newcomer:
+                continue
+            if (
+                busiest is None
+                or self._pending_per_address[ticket.address] > self._pending_per_address[busiest.address]
+            ):
+                busiest = ticket
+        if busiest is None or self._pending_per_address[busiest.address] <= self._pending_per_address[newcomer]:
+            return None  # a newcomer may not evict one of an address no busier than its own
+        return busiest
+
+    def _evict(self, ticket: Ticket) -> None:
+        ticket.evicted = True
+        self._unpend(ticket)
+        self.evictions += 1
+        try:
+            ticket.drop()
+        except Exception:  # noqa: BLE001 - a connection already going away
+            pass
 
     def _authenticated(self, ticket: Ticket) -> None:
-        self._unpend(ticket.address)
+        if ticket.evicted:
+            return  # signed in while being hung up: it is going away
+        self._unpend(ticket)
         self.sessions[ticket.protocol] += 1
 
     def _closed(self, ticket: Ticket) -> None:
-        if ticket.signed_in:
+        if ticket.signed_in and not ticket.evicted:
             self.sessions[ticket.protocol] -= 1
-        else:
-            self._unpend(ticket.address)
+        elif not ticket.evicted:
+            self._unpend(ticket)
         self._per_address[ticket.address] -= 1
         if self._per_address[ticket.address] <= 0:
             del self._per_address[ticket.address]
 
-    def _unpend(self, address: str) -> None:
+    def _unpend(self, ticket: Ticket) -> None:
+        self._signing_in.pop(ticket, None)
+        address = ticket.address
         self._pending -= 1
         self._pending_per_address[address] -= 1
         if self._pending_per_address[address] <= 0:

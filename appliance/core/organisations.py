@@ -162,7 +162,9 @@ def organisation_changes(body: dict) -> dict:
     errors: dict[str, list[str]] = {}
     if "name" in body:
         try:
-            changes["name"] = validation.name(str(body["name"]), "name")
+            if not isinstance(body["name"], str):  # not str(None) == "None"
+                raise Invalid("The name must be text.", {"name": ["Enter a name."]})
+            changes["name"] = validation.name(body["name"], "name")
         except Invalid as e:
             errors.update(e.fields)
     if "branding" in body:

@@ -35,6 +35,7 @@ def view(profile: Profile) -> dict:
         "quota_bytes": profile.quota_bytes,
         "quota_files": profile.quota_files,
         "expires_at": profile.expires_at,
+        "require_tls": profile.require_tls,  # null: as the organisation says
         "last_login": profile.last_login,
         "created_at": profile.created_at,
     }
@@ -152,6 +153,11 @@ class ProfileAdmin:
                     errors[name] = ["Enter a whole number, or nothing for no limit."]
                 else:
                     values[name] = value
+        if "require_tls" in body:
+            if body["require_tls"] is not None and not isinstance(body["require_tls"], bool):
+                errors["require_tls"] = ["Must be true, false, or null to follow the organisation."]
+            else:
+                values["require_tls"] = body["require_tls"]
         if "expires_at" in body:
             value = body["expires_at"]
             try:

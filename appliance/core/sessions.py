@@ -4,6 +4,10 @@ Every token carries exp, iat, jti, token_type and user_id. The decoder accepts
 HS256 only. A refresh token works once (it is rotated); a used, revoked or
 expired one is refused. Tokens issued before the profile's last password change,
 or for a profile now disabled, are refused too.
+
+Download links: a signed `access` value (core/signed.py, as share links use) that
+lets a plain browser request download one file of one profile for a minute, so the
+browser can stream it to disk without the Bearer header.
 """
 
 from __future__ import annotations
@@ -13,13 +17,17 @@ from datetime import UTC, datetime, timedelta
 
 import jwt
 
-from ..errors import AuthenticationFailed
+from ..errors import AuthenticationFailed, PermissionDenied
 from ..models import from_iso, to_iso
 from ..store import Store, queries
 from ..store import sessions as session_queries
+from . import signed
 from .auth import Account
 
 ACCESS_LIFETIME = timedelta(minutes=15)
+DOWNLOAD_LINK_SECONDS = 60
+DOWNLOAD_PURPOSE = "file-download"
+DOWNLOAD_LINK_INVALID = "This download link is not valid for this file, or it has expired: download it again."
 REFRESH_LIFETIME = timedelta(days=7)
 ALGORITHM = "HS256"
 
@@ -94,6 +102,28 @@ class Sessions:
     async def account(self, token: str) -> Account:
         """The account an access token stands for (organisation refusals are the caller's)."""
         return await self._account(self._decode(token, "access"), "access")
+
+    def download_access(self, account: Account, path: str) -> tuple[str, int]:
+        """A value that downloads `path` (a normalised path of the profile's) as that
+        profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch)."""
+        until = int(self._clock.seconds()) + DOWNLOAD_LINK_SECONDS
+        return signed.sign(self._secret, DOWNLOAD_PURPOSE, account.profile.id, until, path), until
+
+    async def download_account(self, access: str, path: str, signed_in: Account | None = None) -> Account:
+        """The account a download link stands for, if it was made for this `path` and is
+        still valid; `signed_in`: the caller's own account when the request carries one
+        too, which must be the link's."""
+        valid = signed.verify(self._secret, access, DOWNLOAD_PURPOSE, self._clock.seconds(), path)
+        if valid is None:
+            raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)
+        subject, until = valid
+        if signed_in is not None and str(signed_in.profile.id) != subject:
+            raise PermissionDenied("This download link was made for another user.")
+        claims = {"user_id": int(subject), "iat": until - DOWNLOAD_LINK_SECONDS}
+        try:
+            return await self._account(claims, "access")  # disabled, or the password changed since: refused
+        except TokenInvalid:
+            raise AuthenticationFailed(DOWNLOAD_LINK_INVALID) from None
 
     async def _account(self, claims: dict, token_type: str) -> Account:
         profile = await self._store.run(queries.get_profile_by_id, claims["user_id"])

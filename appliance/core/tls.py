@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import warnings
 from pathlib import Path
 
 from cryptography import x509
@@ -24,6 +25,8 @@ CIPHERS = (
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 )
+# Key-exchange groups of Mozilla's "intermediate" profile (OpenSSL would also offer X448 and P-521).
+GROUPS = b"X25519:prime256v1:secp384r1"
 
 
 def self_signed(hostname: str) -> tuple[bytes, bytes]:
@@ -62,7 +65,7 @@ def load_options(certificate: Path, private_key: Path) -> ssl.CertificateOptions
     except (OSError, ValueError) as e:
         raise ConfigError(f"TLS certificate {certificate} / key {private_key}: cannot load: {e}") from None
     leaf, extra = chain[0], chain[1:]
-    return ssl.CertificateOptions(
+    options = ssl.CertificateOptions(
         privateKey=crypto.PKey.from_cryptography_key(key),
         certificate=crypto.X509.from_cryptography(leaf),
         extraCertChain=[crypto.X509.from_cryptography(c) for c in extra],
@@ -70,6 +73,20 @@ def load_options(certificate: Path, private_key: Path) -> ssl.CertificateOptions
         acceptableCiphers=ssl.AcceptableCiphers.fromOpenSSLCipherString(CIPHERS),
         enableSessions=True,  # FTPS clients resume the control connection's session on data connections
     )
+    with warnings.catch_warnings():
+        # Twisted's CertificateOptions hands pyOpenSSL X509 and PKey objects to the context, which
+        # pyOpenSSL 26 deprecates; nothing to change on our side until Twisted follows.
+        warnings.filterwarnings("ignore", "Passing pyOpenSSL (X509|PKey) objects is deprecated", DeprecationWarning)
+        context = options.getContext()  # the options keep this one context for every connection
+    _restrict_groups(context)
+    return options
+
+
+def _restrict_groups(context: SSL.Context) -> None:
+    from OpenSSL._util import lib  # pyOpenSSL has no public call for the key-exchange groups
+
+    if lib.SSL_CTX_set1_curves_list(context._context, GROUPS) != 1:
+        raise ConfigError(f"TLS: this OpenSSL refuses the key-exchange groups {GROUPS.decode()}")
 
 
 class ReloadableTLS:

@@ -17,10 +17,23 @@ def insert_token(db: sqlite_utils.Database, values: dict) -> int:
     return db["api_tokens"].insert(dict(values, scopes=json.dumps(values["scopes"]))).last_pk
 
 
-def list_tokens(db: sqlite_utils.Database, org_id: int, limit: int, offset: int) -> tuple[int, list[dict]]:
-    count = db.execute("SELECT count(*) FROM api_tokens WHERE org_id = ?", [org_id]).fetchone()[0]
+def _like(text: str) -> str:
+    """`text` as a LIKE pattern that matches it literally (% and _ are common in names)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_tokens(
+    db: sqlite_utils.Database, org_id: int, limit: int, offset: int, name: str = "", prefix: str = ""
+) -> tuple[int, list[dict]]:
+    """The organisation's tokens, newest first; with `name` those whose name contains it
+    or whose prefix starts with `prefix` (either matching is enough)."""
+    where, params = "org_id = ?", [org_id]
+    if name or prefix:
+        where += " AND (name LIKE ? ESCAPE '\\' OR prefix LIKE ? ESCAPE '\\')"
+        params += [f"%{_like(name)}%" if name else "", f"{_like(prefix)}%" if prefix else ""]
+    count = db.execute(f"SELECT count(*) FROM api_tokens WHERE {where}", params).fetchone()[0]
     rows = db.query(
-        f"SELECT {FIELDS} FROM api_tokens WHERE org_id = ? ORDER BY id DESC LIMIT ? OFFSET ?", [org_id, limit, offset]
+        f"SELECT {FIELDS} FROM api_tokens WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?", [*params, limit, offset]
     )
     return count, [_row(r) for r in rows]
 

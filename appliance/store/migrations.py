@@ -168,4 +168,95 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX refresh_tokens_profile ON refresh_tokens(profile_id);
     """,
+    # 4: resumable uploads (tus): one row per upload in progress; the partial file
+    # lives beside its target under a hidden name until the last byte arrives
+    """
+    CREATE TABLE uploads (
+        id TEXT PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        home TEXT NOT NULL,
+        path TEXT NOT NULL,
+        temp_name TEXT NOT NULL,
+        length INTEGER NOT NULL,
+        "offset" INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        overwrite INTEGER NOT NULL DEFAULT 0,
+        expires_at TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX uploads_profile ON uploads(profile_id);
+    CREATE INDEX uploads_expires ON uploads(expires_at);
+    """,
+    # 5: the dashboard's counts, kept by triggers as log rows come and go, so the
+    # overview reads a few hundred summary rows instead of counting millions of logs.
+    # A day is the first 10 characters of created_at (UTC); profile_id 0 stands for none.
+    """
+    CREATE TABLE log_daily (
+        org_id INTEGER NOT NULL,
+        day TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (org_id, day)
+    ) WITHOUT ROWID;
+    CREATE TABLE transfer_daily (
+        org_id INTEGER NOT NULL,
+        day TEXT NOT NULL,
+        protocol TEXT NOT NULL,
+        profile_id INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (org_id, day, protocol, profile_id)
+    ) WITHOUT ROWID;
+
+    INSERT INTO log_daily (org_id, day, n)
+        SELECT org_id, substr(created_at, 1, 10), count(*) FROM logs WHERE org_id IS NOT NULL GROUP BY 1, 2;
+    INSERT INTO transfer_daily (org_id, day, protocol, profile_id, n)
+        SELECT org_id, substr(created_at, 1, 10), protocol, ifnull(profile_id, 0), count(*) FROM logs
+        WHERE org_id IS NOT NULL AND action IN ('upload', 'download') GROUP BY 1, 2, 3, 4;
+
+    CREATE TRIGGER logs_counted AFTER INSERT ON logs WHEN new.org_id IS NOT NULL BEGIN
+        INSERT INTO log_daily (org_id, day, n) VALUES (new.org_id, substr(new.created_at, 1, 10), 1)
+            ON CONFLICT (org_id, day) DO UPDATE SET n = n + 1;
+        INSERT INTO transfer_daily (org_id, day, protocol, profile_id, n)
+            SELECT new.org_id, substr(new.created_at, 1, 10), new.protocol, ifnull(new.profile_id, 0), 1
+            WHERE new.action IN ('upload', 'download')
+            ON CONFLICT (org_id, day, protocol, profile_id) DO UPDATE SET n = n + 1;
+    END;
+
+    CREATE TRIGGER logs_uncounted AFTER DELETE ON logs WHEN old.org_id IS NOT NULL BEGIN
+        UPDATE log_daily SET n = n - 1 WHERE org_id = old.org_id AND day = substr(old.created_at, 1, 10);
+        DELETE FROM log_daily WHERE org_id = old.org_id AND day = substr(old.created_at, 1, 10) AND n <= 0;
+        UPDATE transfer_daily SET n = n - 1
+            WHERE old.action IN ('upload', 'download') AND org_id = old.org_id
+            AND day = substr(old.created_at, 1, 10) AND protocol = old.protocol
+            AND profile_id = ifnull(old.profile_id, 0);
+        DELETE FROM transfer_daily
+            WHERE old.action IN ('upload', 'download') AND org_id = old.org_id
+            AND day = substr(old.created_at, 1, 10) AND protocol = old.protocol
+            AND profile_id = ifnull(old.profile_id, 0) AND n <= 0;
+    END;
+
+    -- a deleted profile (ON DELETE SET NULL) or any other change: uncount the old row, count the new
+    CREATE TRIGGER logs_recounted AFTER UPDATE OF org_id, profile_id, protocol, action, created_at ON logs BEGIN
+        UPDATE log_daily SET n = n - 1 WHERE old.org_id IS NOT NULL
+            AND org_id = old.org_id AND day = substr(old.created_at, 1, 10);
+        DELETE FROM log_daily WHERE old.org_id IS NOT NULL
+            AND org_id = old.org_id AND day = substr(old.created_at, 1, 10) AND n <= 0;
+        UPDATE transfer_daily SET n = n - 1
+            WHERE old.org_id IS NOT NULL AND old.action IN ('upload', 'download') AND org_id = old.org_id
+            AND day = substr(old.created_at, 1, 10) AND protocol = old.protocol
+            AND profile_id = ifnull(old.profile_id, 0);
+        DELETE FROM transfer_daily
+            WHERE old.org_id IS NOT NULL AND old.action IN ('upload', 'download') AND org_id = old.org_id
+            AND day = substr(old.created_at, 1, 10) AND protocol = old.protocol
+            AND profile_id = ifnull(old.profile_id, 0) AND n <= 0;
+        INSERT INTO log_daily (org_id, day, n)
+            SELECT new.org_id, substr(new.created_at, 1, 10), 1 WHERE new.org_id IS NOT NULL
+            ON CONFLICT (org_id, day) DO UPDATE SET n = n + 1;
+        INSERT INTO transfer_daily (org_id, day, protocol, profile_id, n)
+            SELECT new.org_id, substr(new.created_at, 1, 10), new.protocol, ifnull(new.profile_id, 0), 1
+            WHERE new.org_id IS NOT NULL AND new.action IN ('upload', 'download')
+            ON CONFLICT (org_id, day, protocol, profile_id) DO UPDATE SET n = n + 1;
+    END;
+    """,
 ]

@@ -16,3 +16,8 @@ def list_organisations(db: sqlite_utils.Database, search: str, limit: int, offse
         [*params, limit, offset],
     )
     return count, [(_organisation(row), row["users"]) for row in rows]
+
+
+def organisation_ids(db: sqlite_utils.Database) -> list[int]:
+    """Every organisation's id (deleted ones too: their files are still on disk)."""
+    return [row[0] for row in db.execute("SELECT id FROM organisations ORDER BY id")]

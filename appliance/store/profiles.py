@@ -31,3 +31,15 @@ def list_profiles(
 
 def delete_profile(db: sqlite_utils.Database, org_id: int, profile_id: int) -> bool:
     return db.execute("DELETE FROM profiles WHERE id = ? AND org_id = ?", [profile_id, org_id]).rowcount == 1
+
+
+def set_password_if_unchanged(
+    db: sqlite_utils.Database, profile_id: int, old_hash: str | None, new_hash: str, changed_at: str
+) -> bool:
+    """Set a password only while the hash is still `old_hash`: a reset link, made from the
+    old hash, then works once even when it is used twice at the same moment."""
+    cursor = db.execute(
+        "UPDATE profiles SET password_hash = ?, password_changed_at = ? WHERE id = ? AND password_hash IS ?",
+        [new_hash, changed_at, profile_id, old_hash],
+    )
+    return cursor.rowcount == 1

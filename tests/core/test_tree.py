@@ -120,6 +120,12 @@ def test_a_folder_swapped_for_a_link_during_use_cannot_lead_out(tree, tmp_path):
         tree.stat(split_path("/docs/outside.txt"))
 
 
+def test_names_with_control_characters_on_the_disk_are_not_listed(tree):
+    for name in ["evil\r\n226 Transfer complete.txt", "line\nbreak.txt", "tab\there.txt", "del\x7f.txt"]:
+        open(os.path.join(tree.root, "docs", name), "w").write("planted")
+    assert [e.name for e in tree.list(["docs"])] == ["a.txt"]
+
+
 def test_upload_temp_files_are_hidden_and_swept(tree):
     temp = os.path.join(tree.root, "docs", TEMP_PREFIX + "abcd")
     open(temp, "w").write("partial")

@@ -69,5 +69,21 @@ def screenshot(page, name: str) -> Path:
     """Save a screenshot of a main screen under test-artifacts/screenshots/."""
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTEFACTS / f"{name}.png"
+    page.evaluate("window.scrollTo(0, 0)")  # sticky header and menu where a person sees them
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+WIDE = {"width": 1280, "height": 800}
+NARROW = {"width": 800, "height": 900}  # below the 1023 px drawer breakpoint
+
+
+def screenshots(page, name: str) -> None:
+    """The screen at 1280 px and at 800 px (side menu as a closed drawer), then back to wide."""
+    page.set_viewport_size(WIDE)
+    page.wait_for_timeout(250)  # the chart redraws 150 ms after a resize
+    screenshot(page, f"{name}-1280")
+    page.set_viewport_size(NARROW)
+    page.wait_for_timeout(250)
+    screenshot(page, f"{name}-800")
+    page.set_viewport_size(WIDE)

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import re
 import socket
+import ssl
+
+
+def tls_client(maximum: ssl.TLSVersion | None = None) -> ssl.SSLContext:
+    """A TLS client context that accepts the appliance's self-signed certificate."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if maximum is not None:
+        context.maximum_version = maximum
+    return context
 
 
 class RawFTP:
     """One control connection; `source` binds the client side (e.g. 127.0.0.2)."""
+
+    tls: ssl.SSLContext | None = None
 
     def __init__(self, port: int, source: str | None = None, timeout: float = 20):
         self.sock = socket.socket()
@@ -27,6 +40,22 @@ class RawFTP:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def start_tls(self, context: ssl.SSLContext | None = None) -> None:
+        """AUTH TLS, then the handshake on this connection (explicit FTPS)."""
+        code, text = self.cmd("AUTH TLS")
+        assert code == 234, text
+        self.tls = context or tls_client()
+        self.file.close()
+        self.sock = self.tls.wrap_socket(self.sock, server_hostname="127.0.0.1")
+        self.file = self.sock.makefile("rb")
+
+    def tls_data(self, port: int, session: ssl.SSLSession | None | bool = True) -> ssl.SSLSocket:
+        """A data connection in TLS (PROT P), offering the control connection's session
+        (pass None to offer none); the handshake is done before this returns."""
+        return self.tls.wrap_socket(
+            self.data(port), server_hostname="127.0.0.1", session=self.sock.session if session is True else session
+        )
 
     def send(self, line: str | bytes) -> None:
         if isinstance(line, str):

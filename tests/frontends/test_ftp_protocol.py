@@ -108,14 +108,14 @@ def test_greeting_features_and_simple_commands(daemon, ftp):
     for feature in ("UTF8", "SIZE", "MDTM", "REST STREAM", "EPSV", "PASV"):
         assert feature in features
     assert any(f.startswith("MLST ") for f in features)
-    assert not any(f.startswith("AUTH") for f in features)
+    assert {"AUTH TLS", "PBSZ", "PROT"} <= features  # explicit FTPS (test_ftps.py)
     assert ftp.cmd("OPTS UTF8 ON")[0] == 200
     assert ftp.cmd("SYST")[0] == 215
     assert ftp.cmd("NOOP")[0] == 200
     assert ftp.cmd("TYPE A")[0] == 200
     assert ftp.cmd("TYPE I")[0] == 200
     assert ftp.cmd("SITE CHMOD 777 hello.txt")[0] == 502
-    assert ftp.cmd("AUTH TLS")[0] == 502
+    assert ftp.cmd("AUTH TLS")[0] == 503  # TLS must start before signing in
     assert ftp.cmd("FROB")[0] == 502
     assert ftp.cmd("PWD") == (257, '"/" is the current folder.')
     assert ftp.cmd("QUIT")[0] == 221

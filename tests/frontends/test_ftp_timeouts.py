@@ -137,3 +137,30 @@ def test_connection_limits_of_the_core_apply():
     first.connectionLost(None)
     second.connectionLost(None)
     assert limits.connections_from("192.0.2.9") == 0
+
+
+def test_a_full_sign_in_pool_hangs_up_the_busiest_address_for_a_newcomer():
+    limits = ConnectionLimits(ConnectionSettings(per_address=10, unauthenticated=2, unauthenticated_per_address=2))
+    factory = FTPFactory(
+        None,
+        Clock(),
+        passive_ports=range(30000, 30010),
+        idle_timeout=60,
+        transfer_timeout=60,
+        masquerade=None,
+        connections=limits,
+    )
+    sessions = []
+    for address in ("192.0.2.10", "192.0.2.10", "192.0.2.11"):
+        peer = IPv4Address("TCP", address, 40000)
+        protocol, transport = factory.buildProtocol(peer), StringTransport(peerAddress=peer)
+        protocol.makeConnection(transport)
+        sessions.append((protocol, transport))
+    (oldest, oldest_transport), (_, kept), (_, newcomer) = sessions
+    assert newcomer.value().startswith(b"220 ")
+    assert b"421 Too many connections are signing in from your address" in oldest_transport.value()
+    assert oldest_transport.disconnecting and not kept.disconnecting
+    assert limits.pending == 2 and limits.evictions == 1
+    for protocol, _ in sessions:
+        protocol.connectionLost(None)
+    assert limits.pending == 0 and limits.connections_from("192.0.2.10") == 0

@@ -28,3 +28,25 @@ def test_every_documented_operation_exists_and_every_route_is_documented(daemon)
     # every handler of every mounted resource is documented
     documented = {op["operationId"].rsplit(".", 1)[0] for ops in paths.values() for op in ops.values()}
     assert {"FilesApi.upload", "ProfilesApi.invite", "PortalApi.setup", "OperatorApi.change"} <= documented
+
+
+def test_inputs_are_documented_for_the_handlers_that_read_them(daemon):
+    from appliance.frontends.http.openapi import INPUTS
+
+    paths = Api(daemon).get("openapi.json").body["paths"]
+    operations = {op["operationId"]: op for ops in paths.values() for op in ops.values()}
+    handlers = {operation_id.rsplit(".", 1)[0] for operation_id in operations}
+    assert set(INPUTS) <= handlers, set(INPUTS) - handlers  # no declaration outlives its handler
+    profiles = operations["ProfilesApi.listing.get"]
+    assert {"page", "page_size", "search", "ordering"} <= {p["name"] for p in profiles["parameters"]}
+    files = operations["FilesApi.listing.get"]
+    assert [p["name"] for p in files["parameters"] if p["in"] == "query"] == ["path"]
+    create = operations["ProfilesApi.create.post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert create["required"] == ["username", "email"] and create["properties"]["is_admin"] == {"type": "boolean"}
+    change = operations["PortalApi.organisation_item.patch"]["requestBody"]
+    assert change["required"] is False
+    assert change["content"]["application/json"]["schema"]["properties"]["branding_colour"]["pattern"]
+    logo = operations["PortalApi.organisation_logo.post"]["requestBody"]["content"]
+    assert {"multipart/form-data", "image/png", "image/jpeg", "image/svg+xml"} <= set(logo)
+    assert "requestBody" not in operations["PortalApi.organisation_logo.delete"]
+    assert "security" not in operations["PortalApi.branding_logo.get"]

@@ -319,10 +319,10 @@ def _server_kexinit(port: int) -> dict[str, list[str]]:
 def test_only_modern_algorithms_are_offered(daemon, work):
     offered = _server_kexinit(daemon.sftp_port)
     everything = ",".join(",".join(v) for v in offered.values())
-    for weak in ("sha1", "3des", "md5", "dss", "cbc", "zlib", "nistp384", "nistp521", "group14", "ssh-rsa,"):
+    for weak in ("sha1", "3des", "md5", "dss", "cbc", "zlib", "nistp", "group14", "ssh-rsa,"):
         assert weak not in everything + ",", weak
     assert "curve25519-sha256" in offered["kex"]
-    assert offered["hostkey"] == ["ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512", "rsa-sha2-256"]
+    assert offered["hostkey"] == ["ssh-ed25519", "rsa-sha2-512", "rsa-sha2-256"]
     assert offered["comp_cs"] == ["none"]
     # a client insisting on a weak algorithm cannot connect
     for option in ("Ciphers=aes128-cbc", "MACs=hmac-sha1", "KexAlgorithms=diffie-hellman-group14-sha1"):

@@ -170,10 +170,11 @@ def test_bad_endpoint_string(tmp_path):
 
 
 def test_port_in_use(tmp_path):
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
+    with socket.socket() as busy, socket.socket() as busy_too:
+        for s in (busy, busy_too):
+            s.bind(("127.0.0.1", 0))
+            s.listen()
+        port, other = busy.getsockname()[1], busy_too.getsockname()[1]
         result = run(
             "serve",
             "--data-dir",
@@ -183,10 +184,26 @@ def test_port_in_use(tmp_path):
             "--sftp",
             f"tcp:{port}:interface=127.0.0.1",
             "--ftp",
-            f"tcp:{free_port()}:interface=127.0.0.1",
+            f"tcp:{other}:interface=127.0.0.1",
         )
     assert result.returncode == 1
-    assert f"cannot listen for SFTP on tcp:{port}:interface=127.0.0.1: Address already in use" in result.stderr
+    # every busy port is named on a line of its own, and nothing else is printed as an error
+    assert (
+        f"appliance: cannot listen for SFTP on tcp:{port}:interface=127.0.0.1: Address already in use" in result.stderr
+    )
+    assert (
+        f"appliance: cannot listen for FTP on tcp:{other}:interface=127.0.0.1: Address already in use" in result.stderr
+    )
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "Unhandled error" not in result.stderr + result.stdout
+
+
+def test_tls_endpoint_with_a_missing_certificate(tmp_path):
+    missing = tmp_path / "nowhere.pem"
+    result = run("serve", "--data-dir", str(tmp_path / "d"), "--http", f"ssl:{free_port()}:privateKey={missing}")
+    assert result.returncode == 1
+    assert "appliance: [listen] http: 'ssl:" in result.stderr
+    assert f"No such file or directory: {missing}" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
 
 

@@ -90,3 +90,35 @@ def test_a_configured_certificate_is_used_as_is(tmp_path):
         assert ok.stdout == '{"initialized": true}', ok.stderr
     finally:
         daemon.stop()
+
+
+def test_plain_http_redirects_to_https_but_health_checks_answer(https_daemon):
+    http, https = https_daemon.http_port, https_daemon.https_port
+
+    def head(path: str, *extra: str) -> dict:
+        run = subprocess.run(
+            ["curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-D", "-", *extra, f"http://127.0.0.1:{http}{path}"],
+            capture_output=True,
+            text=True,
+        )
+        lines = run.stdout.splitlines()
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if ":" in line)}
+        return {"status": int(lines[0].split()[1]), **headers}
+
+    got = head("/api/portal/initialized/?x=1")
+    assert got["status"] == 308  # keeps the method and body: a POST of a password is never replayed in clear
+    assert got["location"] == f"https://127.0.0.1:{https}/api/portal/initialized/?x=1"
+    assert head("/api/portal/token/", "-X", "POST", "-d", "{}")["status"] == 308
+    assert head("/fileviewer")["location"] == f"https://127.0.0.1:{https}/fileviewer"
+    # a forged Host header cannot send the browser elsewhere, nor can a scheme-relative path
+    assert head("/", "-H", "Host: evil.example/x?")["location"] == f"https://127.0.0.1:{https}/"
+    assert head("//evil.example/")["location"] == f"https://127.0.0.1:{https}/"
+    assert head("/healthz")["status"] == 200
+    # a client that follows it arrives
+    cert = https_daemon.data_dir / "tls" / "cert.pem"
+    followed = subprocess.run(
+        ["curl", "-sS", "-L", "--cacert", str(cert), f"http://localhost:{http}/api/portal/initialized/"],
+        capture_output=True,
+        text=True,
+    )
+    assert followed.stdout == '{"initialized": true}', followed.stderr

@@ -19,7 +19,9 @@ UNITS = [
     "appliance-http.socket",
     "appliance-https.socket",
 ]
-pytestmark = pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd is not installed")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed (make system-deps)"
+)
 
 
 @pytest.fixture

@@ -4,5 +4,6 @@ import { join } from "node:path";
 
 const folder = new URL("../../appliance/static/", import.meta.url).pathname;
 for (const name of readdirSync(folder)) {
-  if (name !== ".gitkeep") rmSync(join(folder, name), { recursive: true, force: true });
+  if (name !== ".gitkeep")
+    rmSync(join(folder, name), { recursive: true, force: true });
 }

@@ -6,7 +6,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 
 const path = new URL("../package-lock.json", import.meta.url);
 const lock = JSON.parse(readFileSync(path, "utf8"));
-const present = new Set(Object.keys(lock.packages).filter(Boolean).map((key) => key.split("node_modules/").pop()));
+const present = new Set(
+  Object.keys(lock.packages)
+    .filter(Boolean)
+    .map((key) => key.split("node_modules/").pop()),
+);
 let dropped = 0;
 for (const entry of Object.values(lock.packages)) {
   if (!entry.optionalDependencies) continue;
@@ -16,7 +20,10 @@ for (const entry of Object.values(lock.packages)) {
       dropped += 1;
     }
   }
-  if (Object.keys(entry.optionalDependencies).length === 0) delete entry.optionalDependencies;
+  if (Object.keys(entry.optionalDependencies).length === 0)
+    delete entry.optionalDependencies;
 }
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
-console.log(`package-lock.json: dropped ${dropped} optional packages the registry does not serve`);
+console.log(
+  `package-lock.json: dropped ${dropped} optional packages the registry does not serve`,
+);

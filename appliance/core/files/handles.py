@@ -8,19 +8,28 @@ protocol packets.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
 
-from ...errors import ApplianceError, Invalid
+from ...errors import AlreadyExists, ApplianceError, Invalid
 from ...threads import Threads
 from .quota import Limits
 from .tree import Location, os_error
 
 READ_AHEAD = 1 << 20  # bytes fetched per disk read for sequential readers
 WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
+MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
+
+
+def _check_range(offset: int, length: int) -> None:
+    if offset < 0 or length < 0:
+        raise Invalid("A negative offset or length.")
+    if offset + length > MAX_OFFSET:
+        raise Invalid("The offset is beyond the largest possible file size.")
 
 
 class Reader:
@@ -60,8 +69,7 @@ class Reader:
         """
         if self._closed:
             raise Invalid("The file is closed.")
-        if offset < 0 or length < 0:
-            raise Invalid("A negative offset or length.")
+        _check_range(offset, 0)  # a length past the end only reads less
         self.reads += 1
         start = offset - self._window_start
         if (
@@ -168,6 +176,7 @@ class Writer:
         replaced: int | None,
         commit: Callable[[Writer], Awaitable[None]],
         registry: set | None = None,
+        no_replace: bool = False,
     ):
         self._threads = threads
         self._registry = registry if registry is not None else set()
@@ -179,6 +188,7 @@ class Writer:
         self._limits = limits
         self.replaced = replaced  # size of the file this upload replaces, None if new
         self._commit = commit
+        self._no_replace = no_replace  # an exclusive upload: never replaces a file made meanwhile
         self._buffer = bytearray()
         self._buffer_start = 0
         self._lock = DeferredLock()
@@ -196,8 +206,11 @@ class Writer:
             raise Invalid("The upload is already finished.")
         if self._error is not None:
             raise self._error
-        if offset < 0:
-            raise Invalid("A negative offset.")
+        try:
+            _check_range(offset, len(data))
+        except Invalid as e:
+            self._error = e  # a refused write: the upload is not kept (see commit)
+            raise
         end = offset + len(data)
         if end > self.size:
             try:
@@ -241,6 +254,8 @@ class Writer:
         if self._done:
             return
         try:
+            if self._error is not None:
+                raise self._error  # a write was refused (quota, disk): nothing of this upload is kept
             await self._flush()
             await self._lock.acquire()
             try:
@@ -266,13 +281,32 @@ class Writer:
             os.utime(self._fd, self.times)
         os.close(self._fd)
         self._fd = -1
-        os.rename(
-            self.temp_name,
-            self.location.name,
-            src_dir_fd=self.location.dir_fd,
-            dst_dir_fd=self.location.dir_fd,
-        )
+        if not (self._no_replace and self._link_into_place()):
+            os.rename(
+                self.temp_name,
+                self.location.name,
+                src_dir_fd=self.location.dir_fd,
+                dst_dir_fd=self.location.dir_fd,
+            )
         os.fsync(self.location.dir_fd)
+
+    def _link_into_place(self) -> bool:
+        """Put the file in place only if the name is still free (a hard link fails on
+        an existing name where a rename would replace it). False: the file system
+        has no hard links, so the caller renames after a last check."""
+        dir_fd = self.location.dir_fd
+        try:
+            os.link(self.temp_name, self.location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            raise AlreadyExists(f"{self.path} already exists: it was created while this upload ran.") from None
+        except OSError as e:
+            if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+            if self.location.lstat() is not None:
+                raise AlreadyExists(f"{self.path} already exists: it was created while this upload ran.") from None
+            return False
+        os.unlink(self.temp_name, dir_fd=dir_fd)
+        return True
 
     async def abort(self) -> None:
         """Drop the upload: remove the temporary file; the real name is untouched."""

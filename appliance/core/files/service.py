@@ -89,8 +89,9 @@ class FilesService:
         path = Path(source.config.get("path", ""))
         return path if path.is_absolute() else self._data_dir / path
 
-    async def session(self, account: Account, protocol: str, address: str) -> FileSession:
-        """Open the profile's home (creating it on first use) for one connection."""
+    async def session(self, account: Account, protocol: str, address: str, share: str | None = None) -> FileSession:
+        """Open the profile's home (creating it on first use) for one connection
+        (`share`: an anonymous visitor's, through this share link of the profile)."""
         source = account.source
         if source is None:
             raise PermissionDenied("No source is assigned to your account. Ask your administrator to assign one.")
@@ -105,7 +106,7 @@ class FilesService:
         if profile.quota_bytes is not None or profile.quota_files is not None:
             usage = await self._quotas.usage(tree)
         limits = Limits(usage, profile.quota_bytes, profile.quota_files)
-        return FileSession(self, account, tree, limits, protocol, address)
+        return FileSession(self, account, tree, limits, protocol, address, share)
 
     @staticmethod
     def _prepare_home(root: Path, home_parts: list[str], source: Source) -> str:
@@ -138,7 +139,14 @@ class FileSession:
     """A signed-in profile's files for one connection of one protocol."""
 
     def __init__(
-        self, service: FilesService, account: Account, tree: Tree, limits: Limits, protocol: str, address: str
+        self,
+        service: FilesService,
+        account: Account,
+        tree: Tree,
+        limits: Limits,
+        protocol: str,
+        address: str,
+        share: str | None = None,
     ):
         self._service = service
         self._threads = service._threads
@@ -148,6 +156,7 @@ class FileSession:
         self.limits = limits
         self.protocol = protocol
         self.address = address
+        self.share = share  # transfers are logged as an anonymous visitor's through this share
         self._read_only = account.source.read_only if account.source else True
 
     # -- rules ------------------------------------------------------------------
@@ -198,9 +207,25 @@ class FileSession:
         fd, real_path, size = await self._threads.work(self._open_read, parts)
 
         async def finished(sent: int) -> None:
-            await self._audit.transfer(self.account, self.protocol, self.address, "download", real_path, sent)
+            await self._audit.transfer(
+                self.account, self.protocol, self.address, "download", real_path, sent, self.share
+            )
 
         return Reader(self._threads, fd, real_path, size, finished)
+
+    async def check_download(self, path: str) -> str:
+        """That `path` is a file this profile may download now, as `open_read` would
+        find it (nothing is read or logged); its normalised path."""
+        parts = split_path(path)
+        self._require("download", virtual(parts))
+        if not parts:
+            raise Invalid("/ is a folder.")
+        entry = await self._threads.work(self.tree.stat, parts, False)
+        if entry.kind != "file":  # a folder, or a link (downloads do not follow a last link)
+            raise Invalid(
+                f"{virtual(parts)} is a folder, not a file." if entry.is_dir else f"{virtual(parts)} is not a file."
+            )
+        return virtual(parts)
 
     def _open_read(self, parts: list[str]) -> tuple[int, str, int]:
         with self.tree.locate(parts) as location:
@@ -244,7 +269,16 @@ class FileSession:
             raise
         replaced = st.st_size if st is not None else None
         writer = Writer(
-            self._threads, location, temp_name, fd, start, self.limits, replaced, self._uploaded, self._service.uploads
+            self._threads,
+            location,
+            temp_name,
+            fd,
+            start,
+            self.limits,
+            replaced,
+            self._uploaded,
+            self._service.uploads,
+            no_replace=exclusive,
         )
         if start:
             try:
@@ -279,8 +313,41 @@ class FileSession:
                 raise os_error(e, location.path) from None
         return temp_name, fd, start
 
+    async def check_upload(
+        self, path: str, *, overwrite: bool, size: int | None = None, reserved: int = 0
+    ) -> int | None:
+        """May an upload to `path` go ahead now: the upload (or overwrite) permission, no
+        overwrite unless asked, and with `size` the quota, counting `reserved` bytes of
+        other uploads in progress. Returns the size of the file it would replace, None
+        for a new one. (Resumable uploads ask at creation and again at completion.)"""
+        parts = split_path(path)
+        if not parts:
+            raise Invalid("/ is a folder.")
+        st = await self._threads.work(self._target_stat, parts)
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                raise Invalid(f"{virtual(parts)} is a folder.")
+            if not overwrite:
+                raise AlreadyExists(f"{virtual(parts)} already exists.")
+            self._require("overwrite", virtual(parts))
+        else:
+            self._require("upload", virtual(parts))
+            if size is not None:
+                self.limits.check_new_file()
+        replaced = st.st_size if st is not None else None
+        if size is not None:  # a check only: the bytes are not pending in this session
+            self.limits.grow(size + reserved, replaced or 0)
+            self.limits.release(size + reserved)
+        return replaced
+
+    def _target_stat(self, parts: list[str]) -> os.stat_result | None:
+        with self.tree.locate(parts) as location:
+            return location.lstat()
+
     async def _uploaded(self, writer: Writer) -> None:
-        await self._audit.transfer(self.account, self.protocol, self.address, "upload", writer.path, writer.size)
+        await self._audit.transfer(
+            self.account, self.protocol, self.address, "upload", writer.path, writer.size, self.share
+        )
 
     # -- changes --------------------------------------------------------------------
 

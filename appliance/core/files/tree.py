@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from ...errors import AlreadyExists, Invalid, NotEmpty, NotFound, PermissionDenied, Unavailable
 
 TEMP_PREFIX = ".~upload-"
+# resumable (tus) uploads: hidden like every upload, but kept across restarts (see resumable.py)
+RESUMABLE_PREFIX = TEMP_PREFIX + "tus-"
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 4096
 MAX_LINK_HOPS = 16
@@ -55,11 +57,15 @@ def entry_from_stat(name: str, st: os.stat_result, kind: str | None = None) -> E
     return Entry(name, kind, st.st_size if kind == "file" else 0, st.st_mtime, st.st_atime, st.st_mode & 0o170777)
 
 
+def has_control(name: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in name)
+
+
 def check_name(name: str) -> None:
     """Refuse names no protocol should be able to create."""
     if "\x00" in name:
         raise Invalid("File names may not contain NUL characters.")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if has_control(name):
         raise Invalid("File names may not contain control characters such as line breaks.")
     if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
         raise Invalid(f"That name is too long: names may have at most {MAX_NAME_BYTES} bytes.")
@@ -232,7 +238,9 @@ class Tree:
             entries = []
             with os.scandir(fd) as it:
                 for item in it:
-                    if item.name.startswith(TEMP_PREFIX):
+                    if item.name.startswith(TEMP_PREFIX) or has_control(item.name):
+                        # a control character (put on the disk some other way) would forge lines in
+                        # a client's listing, and such a name cannot be addressed: not listed
                         continue
                     try:
                         st = item.stat(follow_symlinks=False)
@@ -284,11 +292,12 @@ class Tree:
 
 
 def sweep_uploads(root: str) -> int:
-    """Remove temporary upload files left by a crash; return how many."""
+    """Remove temporary upload files left by a crash; return how many. Partial
+    resumable uploads are not theirs to remove: they outlive restarts."""
     removed = 0
     for folder, _dirs, names in os.walk(root):
         for name in names:
-            if name.startswith(TEMP_PREFIX):
+            if name.startswith(TEMP_PREFIX) and not name.startswith(RESUMABLE_PREFIX):
                 try:
                     os.unlink(os.path.join(folder, name))
                     removed += 1

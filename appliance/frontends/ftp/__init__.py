@@ -36,4 +36,6 @@ def ftp_factory(core) -> FTPFactory:
         masquerade=masquerade,
         banned=core.auth.banned,
         connections=core.connections,
+        tls=core.tls,
+        require_tls=settings.ftp.require_tls,
     )

@@ -20,12 +20,13 @@ def _text(value: str | bytes) -> str:
 @implementer(IUsernamePassword)
 class PeerCredentials:
     """A username and password, with the address they came from (for the core's
-    allow-list, throttle and audit row)."""
+    allow-list, throttle and audit row) and whether they came over TLS."""
 
-    def __init__(self, username: str | bytes, password: str | bytes, address: str):
+    def __init__(self, username: str | bytes, password: str | bytes, address: str, encrypted: bool = False):
         self.username = username
         self.password = password
         self.address = address
+        self.encrypted = encrypted
 
     def checkPassword(self, password) -> bool:  # the interface asks for it; the core checks
         raise NotImplementedError("passwords are checked by core.auth.login")
@@ -51,6 +52,7 @@ class CoreChecker:
             protocol=self._protocol,
             address=getattr(credentials, "address", ""),
             password=_text(credentials.password),
+            encrypted=getattr(credentials, "encrypted", False),
         )
 
 

@@ -8,6 +8,9 @@ What differs from twisted.protocols.ftp.FTP:
   (an upload whose client died is never committed);
 - sign-in through the portal with the peer's address, no anonymous access, and
   a bounded number of failed attempts per connection;
+- explicit FTPS (RFC 4217): AUTH TLS starts TLS on this connection with the
+  appliance's context, PBSZ/PROT choose TLS for data connections, CCC is refused,
+  and [ftp] require_tls refuses USER before AUTH TLS;
 - passive ports from the configured range, on the control connection's local
   address, accepting only the control connection's peer; PORT/EPRT only to the
   client's own address and unprivileged ports;
@@ -29,15 +32,25 @@ import time
 from collections import deque
 
 from twisted.internet import defer, error
-from twisted.internet.interfaces import IConnector, IListeningPort
+from twisted.internet.interfaces import IConnector, IListeningPort, IOpenSSLContextFactory, ITLSTransport
 from twisted.logger import Logger
 from twisted.protocols import ftp
+from zope.interface import implementer
 
 from ...errors import ApplianceError, NotFound
 from ...threads import spawn
 from .errors import DataConnectionFailed, TransferAborted, ftp_reply
 from .login import PeerCredentials
-from .transfer import DataChannelFactory, MemoryReader, ReadFile, Transfer, closed_cleanly, plain_host
+from .transfer import (
+    DataChannelFactory,
+    MemoryReader,
+    ReadFile,
+    Transfer,
+    broken_because,
+    closed_cleanly,
+    describe,
+    plain_host,
+)
 
 log = Logger()
 
@@ -50,7 +63,11 @@ DATA_CONNECT_TIMEOUT = 30  # seconds for a data connection to be made
 # (0.3-3 ms seen on loopback), so a few reactor turns are not enough.
 COMMIT_GRACE = 0.05
 FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
-PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "HELP", "AUTH"})
+CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before the connection is dropped
+PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "HELP", "AUTH", "PBSZ", "PROT", "CCC"})
+# AUTH TLS (RFC 4217) and its aliases; SSL and TLS-P (older drafts) imply PROT P.
+AUTH_MECHANISMS = {"TLS": "C", "TLS-C": "C", "SSL": "P", "TLS-P": "P"}
+TLS_REQUIRED = "This server requires FTPS: send AUTH TLS before USER (plain-text FTP passwords are refused)."
 GLOB = re.compile(r"[*?\[]")
 # Telnet commands (IAC + a byte) clients put before ABOR; the urgent DM byte of a
 # Synch is dropped by the kernel, which can leave a lone IAC behind.
@@ -58,12 +75,15 @@ IAC = re.compile(rb"\xff[\xf0-\xff]?")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 SIX_MONTHS = 182 * 24 * 3600
 FEATURES = (
+    "AUTH TLS",
     "EPRT",
     "EPSV",
     "MDTM",
     "MFMT",
     "MLST type*;size*;modify*;perm*;",
     "PASV",
+    "PBSZ",
+    "PROT",
     "REST STREAM",
     "SIZE",
     "TVFS",
@@ -134,6 +154,18 @@ class BadArgument(Exception):
     """A malformed argument: 501 with this message."""
 
 
+@implementer(IOpenSSLContextFactory)
+class PinnedContext:
+    """One TLS context for a control connection and its data connections, even if
+    the certificate is reloaded meanwhile: sessions resume only within a context."""
+
+    def __init__(self, context):
+        self._context = context
+
+    def getContext(self):
+        return self._context
+
+
 class FTPSession(ftp.FTP):
     """One FTP control connection."""
 
@@ -147,6 +179,8 @@ class FTPSession(ftp.FTP):
     transfer_timeout = 300
     banned = None  # address -> why it is refused now, or None (core.auth.banned)
     connections = None  # core.connections: limits per address and while signing in
+    tls = None  # the appliance's TLS context factory (core.tls), or None: no AUTH TLS
+    require_tls = False  # [ftp] require_tls: no USER before AUTH TLS
 
     def __init__(self):
         self.cwd = "/"
@@ -162,6 +196,9 @@ class FTPSession(ftp.FTP):
         self._mlst_facts = MLST_FACTS
         self._command = ""
         self._ticket = None
+        self._tls: PinnedContext | None = None  # set by AUTH TLS
+        self._protection = "C"  # PROT: C (clear) or P (TLS) data connections
+        self._hang_up_timer = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -176,19 +213,20 @@ class FTPSession(ftp.FTP):
         refusal = self.banned(address) if self.banned is not None else None
         if refusal is None and self.connections is not None:
             try:
-                self._ticket = self.connections.open(address, "ftp")
+                self._ticket = self.connections.open(address, "ftp", drop=self._evicted)
             except ApplianceError as e:
                 refusal = str(e)
         if refusal is not None:
             self.reply_code(421, refusal)
-            self.disconnected = True
-            self.transport.loseConnection()
+            self._hang_up()
             return
         self.setTimeout(self.timeOut)
         self.reply_code(220, self.factory.welcomeMessage)
 
     def connectionLost(self, reason):
         self._lost = True
+        if self._hang_up_timer is not None and self._hang_up_timer.active():
+            self._hang_up_timer.cancel()
         if self._ticket is not None:
             self._ticket.close()
         self._queue.clear()
@@ -205,13 +243,31 @@ class FTPSession(ftp.FTP):
 
     def timeoutConnection(self):
         self.reply_code(421, f"No command for {self.timeOut} seconds: closing the connection.")
-        self.transport.loseConnection()
+        self._hang_up()
 
     def lineLengthExceeded(self, line):
         self.reply_code(500, f"Command line too long (more than {self.MAX_LENGTH} bytes): closing the connection.")
         self._queue.clear()
+        self._hang_up()
+
+    def _evicted(self) -> None:
+        """A full sign-in pool makes room for a newcomer from a quieter address."""
+        if not self._lost and not self.disconnected:
+            self.reply_code(421, "Too many connections are signing in from your address; try again shortly.")
+            self._hang_up()
+
+    def _hang_up(self) -> None:
+        """Close the control connection after what was written. Under TLS that sends a
+        close_notify and waits for the client's, which a client may never send (or a
+        stalled handshake never allows): drop the connection after CLOSE_GRACE."""
         self.disconnected = True
         self.transport.loseConnection()
+        if self._tls is not None and self._hang_up_timer is None and not self._lost:
+            self._hang_up_timer = self.clock.callLater(CLOSE_GRACE, self._drop)
+
+    def _drop(self) -> None:
+        if not self._lost:
+            self.transport.abortConnection()
 
     def _peer_host(self) -> str:
         return plain_host(self.transport.getPeer().host)
@@ -247,8 +303,7 @@ class FTPSession(ftp.FTP):
         if self._busy:
             if len(self._queue) >= MAX_QUEUED:
                 self.reply_code(421, "Too many commands sent ahead: closing the connection.")
-                self.disconnected = True
-                self.transport.loseConnection()
+                self._hang_up()
                 return
             if line.strip().upper() == b"ABOR":
                 self._aborted = self._abort_transfer("Transfer aborted by the client.") or self._aborted
@@ -300,7 +355,7 @@ class FTPSession(ftp.FTP):
 
     def _reply_failure(self, failure) -> None:
         if failure.check(ftp.FTPCmdError):
-            self.sendLine(failure.value.response())
+            self.sendLine(printable(failure.value.response()))  # twisted's echo the argument as sent
         elif failure.check(BadArgument):
             self.reply_code(501, str(failure.value))
         else:
@@ -331,6 +386,8 @@ class FTPSession(ftp.FTP):
             return 503, "Already signed in; open a new connection to sign in as someone else."
         if not username.strip():
             return 501, "USER needs a username."
+        if self.require_tls and self._tls is None:
+            return 530, TLS_REQUIRED
         self._user = username
         self.state = self.INAUTH
         return 331, f"Password required for {username}."
@@ -347,15 +404,14 @@ class FTPSession(ftp.FTP):
         address = self._peer_host()
         try:
             _interface, shell, logout = await self.portal.login(
-                PeerCredentials(username, password, address), address, ftp.IFTPShell
+                PeerCredentials(username, password, address, encrypted=self._tls is not None), address, ftp.IFTPShell
             )
         except ApplianceError as e:
             self._login_failures += 1
             if self._login_failures >= MAX_LOGIN_FAILURES:
                 self.reply_code(530, str(e))
                 self.reply_code(421, "Too many failed sign-ins: closing the connection.")
-                self.disconnected = True
-                self.transport.loseConnection()
+                self._hang_up()
                 return None
             return 530, str(e)
         if self._lost:
@@ -369,9 +425,68 @@ class FTPSession(ftp.FTP):
             self._ticket.authenticated()
         return 230, f"Signed in as {username}."
 
+    # -- FTPS (RFC 4217) ---------------------------------------------------------------------
+
     def ftp_AUTH(self, mechanism=""):
-        # FTPS (AUTH TLS) is a later issue: it would start TLS on this transport here.
-        return 502, "AUTH is not supported: use FTP without TLS, or SFTP."
+        name = mechanism.strip().upper()
+        if self._tls is not None:
+            return 503, "TLS is already on for this connection."
+        if self.state in (self.AUTHED, self.RENAMING):
+            return 503, "AUTH must come before signing in: open a new connection and send AUTH TLS first."
+        if name not in AUTH_MECHANISMS:
+            return 504, f"AUTH {name[:20]} is not supported: use AUTH TLS."
+        if self.tls is None or not ITLSTransport.providedBy(self.transport):
+            return 502, "FTPS is not available on this listener: use SFTP."
+        context = PinnedContext(self.tls.getContext())
+        self.reply_code(234, f"AUTH {name} accepted: start the TLS handshake.")
+        # Whatever came after the AUTH line was sent in plain text, before the
+        # handshake: a man in the middle could have put it there (as in the STARTTLS
+        # injection attacks). Commands after AUTH are read only from inside TLS.
+        ahead = self.clearLineBuffer() + b"".join(self._queue)
+        self._queue.clear()
+        if ahead:
+            log.warn(
+                "FTP: dropped {count} bytes sent in plain text after AUTH {name} from {peer}",
+                count=len(ahead),
+                name=name,
+                peer=self._peer_host(),
+            )
+        self.transport.startTLS(context)
+        self._tls = context
+        self._protection = AUTH_MECHANISMS[name]
+        if self.state == self.INAUTH:
+            self.state = self.UNAUTH  # a USER sent in plain text is forgotten: send it again
+        return None
+
+    def ftp_PBSZ(self, size=""):
+        if self._tls is None:
+            return 503, "PBSZ needs AUTH TLS first."
+        if not size.strip().isdigit():
+            raise BadArgument("PBSZ needs a buffer size (0 for TLS).")
+        return 200, "PBSZ=0"
+
+    def ftp_PROT(self, level=""):
+        level = level.strip().upper()
+        if self._tls is None:
+            return 503, "PROT needs AUTH TLS first."
+        if level == "P":
+            self._protection = "P"
+            return 200, "PROT P: data connections use TLS."
+        if level == "C":
+            self._protection = "C"
+            return 200, "PROT C: data connections are not encrypted."
+        if level in ("S", "E"):
+            return 536, f"PROT {level} is not supported: use PROT P (TLS) or PROT C (clear)."
+        return 504, "PROT needs P (TLS) or C (clear)."
+
+    def ftp_CCC(self):
+        if self._tls is None:
+            return 503, "CCC: this connection is not encrypted."
+        return 534, "CCC refused: the control connection stays encrypted."
+
+    def data_tls(self) -> PinnedContext | None:
+        """The TLS context for a data connection made now (PROT P), or None (clear)."""
+        return self._tls if self._protection == "P" else None
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -385,6 +500,12 @@ class FTPSession(ftp.FTP):
     @staticmethod
     def _segments(path: str) -> list[str]:
         return [part for part in path.split("/") if part]
+
+    def ftp_TYPE(self, code):
+        # twisted's answers an empty type with a reply it cannot format (and so none at all)
+        if not code:
+            return 501, "TYPE needs an argument: A (text) or I (binary)."
+        return super().ftp_TYPE(code)
 
     def ftp_PWD(self):
         return 257, f"{quote_path(self.cwd)} is the current folder."
@@ -465,17 +586,18 @@ class FTPSession(ftp.FTP):
         keys = ("name", "kind", "size", "mode", "modified")
         target = self._resolve(arg or self.cwd)
         segments = self._segments(target)
+        shell = self.shell  # a lost connection sets self.shell to None while we wait
         try:
-            kind, *rest = await self.shell.stat(segments, keys[1:])
+            kind, *rest = await shell.stat(segments, keys[1:])
         except NotFound:
             name = segments[-1] if segments else ""
             if not (glob_ok and GLOB.search(name)):
                 raise
-            listed = await self.shell.list(segments[:-1], keys)
+            listed = await shell.list(segments[:-1], keys)
             return True, [tuple(values) for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
         if kind != "dir":
             return False, [(arg, kind, *rest)]
-        listed = await self.shell.list(segments, keys)
+        listed = await shell.list(segments, keys)
         return True, [tuple(values) for _, values in listed]
 
     @staticmethod
@@ -500,10 +622,10 @@ class FTPSession(ftp.FTP):
     async def ftp_MLSD(self, arg=""):
         self._need_data_setup()
         async with self._data_command():
+            perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
             is_folder, entries = await self._entries(arg, glob_ok=False)
             if not is_folder:
                 return 501, f"{arg} is not a folder."
-            perms = self.shell.permissions()
             lines = [
                 mlst_facts(kind, size, mtime, perms, self._mlst_facts).encode("ascii") + b" " + wire_name(name)
                 for name, kind, size, _mode, mtime in sorted(entries)
@@ -513,8 +635,9 @@ class FTPSession(ftp.FTP):
 
     async def ftp_MLST(self, arg=""):
         target = self._resolve(arg or self.cwd)
+        perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
         kind, size, mtime = await self.shell.stat(self._segments(target), ("kind", "size", "modified"))
-        facts = mlst_facts(kind, size, mtime, self.shell.permissions(), self._mlst_facts)
+        facts = mlst_facts(kind, size, mtime, perms, self._mlst_facts)
         self.reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
         return None
 
@@ -598,10 +721,15 @@ class FTPSession(ftp.FTP):
                     await consumer.drained()
                     return None
                 if not closed_cleanly(outcome):
+                    log.info("FTP upload of {path} not saved: {why}", path=target, why=describe(outcome))
                     channel.abort()
                     consumer.stop()
                     await consumer.drained()
-                    raise TransferAborted(transfer.cancelled or "The data connection broke before the upload finished.")
+                    raise TransferAborted(
+                        transfer.cancelled
+                        or broken_because(outcome)
+                        or "The data connection broke before the upload finished."
+                    )
                 await consumer.drained()
                 # A killed client closes both connections at once, and the data side
                 # may look clean: commit only if the control connection outlives it.
@@ -642,7 +770,10 @@ class FTPSession(ftp.FTP):
             if transfer.cancelled is not None:
                 raise TransferAborted(transfer.cancelled)
             if not closed_cleanly(outcome):
-                raise TransferAborted("The data connection broke before the download finished.")
+                log.info("FTP download not complete: {why}", why=describe(outcome))
+                raise TransferAborted(
+                    broken_because(outcome) or "The data connection broke before the download finished."
+                )
             return sent
         finally:
             self._end(transfer)
@@ -708,7 +839,7 @@ class FTPSession(ftp.FTP):
             factory.close("The data connection set-up was replaced or closed.")
             channel = channel or factory.channel
         if channel is not None and channel.isConnected:
-            channel.finish()
+            channel.close_idle(self.clock, CLOSE_GRACE)
 
     def getDTPPort(self, factory, interface=""):
         """Listen on a free port of the passive range, trying from a random point."""
@@ -826,8 +957,7 @@ class FTPSession(ftp.FTP):
 
     def ftp_QUIT(self):
         self.reply_code(221, "Goodbye.")
-        self.disconnected = True
-        self.transport.loseConnection()
+        self._hang_up()
 
 
 class FTPFactory(ftp.FTPFactory):
@@ -849,6 +979,8 @@ class FTPFactory(ftp.FTPFactory):
         masquerade: str | None,
         banned=None,
         connections=None,
+        tls=None,
+        require_tls: bool = False,
     ):
         super().__init__(portal)
         self.banned = banned
@@ -858,6 +990,8 @@ class FTPFactory(ftp.FTPFactory):
         self.timeOut = idle_timeout
         self.transfer_timeout = transfer_timeout
         self.masquerade = masquerade
+        self.tls = tls
+        self.require_tls = require_tls
 
     def buildProtocol(self, addr):
         wrapper = super().buildProtocol(addr)
@@ -868,4 +1002,6 @@ class FTPFactory(ftp.FTPFactory):
             session.masquerade = self.masquerade
             session.banned = self.banned
             session.connections = self.connections
+            session.tls = self.tls
+            session.require_tls = self.require_tls
         return wrapper

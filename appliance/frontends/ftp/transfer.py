@@ -1,6 +1,6 @@
 """The data side of FTP: data connections (twisted's DTP machinery, checked and
-with backpressure both ways), files opened for transfer, and the watch that ends
-a stalled or aborted transfer.
+with backpressure both ways, in TLS under PROT P), files opened for transfer,
+and the watch that ends a stalled or aborted transfer.
 
 Nothing here touches the disk: reads and writes go through the core's Reader
 and Writer, which do their disk work on the work pool.
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ipaddress
 
+from OpenSSL import SSL
 from twisted.internet import defer
-from twisted.internet.error import ConnectionDone
-from twisted.internet.interfaces import IConsumer, IPushProducer
+from twisted.internet.error import ConnectionDone, ConnectionLost
+from twisted.internet.interfaces import IConsumer, IHandshakeListener, IPushProducer
 from twisted.logger import Logger
 from twisted.protocols import ftp
+from twisted.protocols.tls import TLSMemoryBIOFactory, TLSMemoryBIOProtocol
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
@@ -41,17 +43,56 @@ def plain_host(host: str) -> str:
 # -- data connections -------------------------------------------------------------
 
 
+class TruncatedTLS(ConnectionLost):
+    """A TLS data connection ended without the client's close_notify."""
+
+    def __str__(self) -> str:
+        return (
+            "The TLS data connection ended without close_notify, so the upload may be truncated: "
+            "it was not saved. Send the file again."
+        )
+
+
+class TLSHandshakeFailed(ConnectionLost):
+    """The TLS handshake of a data connection failed (PROT P without TLS, an old client)."""
+
+    def __str__(self) -> str:
+        return f"The TLS handshake on the data connection failed ({self.args[0] if self.args else 'no detail'})."
+
+
+class DataTLS(TLSMemoryBIOProtocol):
+    """TLS, as the server, on one data connection (PROT P). It remembers how the TCP
+    connection itself ended, which TLS alone reports only as 'lost'."""
+
+    wire_reason: Failure | None = None
+
+    def connectionLost(self, reason):
+        self.wire_reason = reason
+        super().connectionLost(reason)
+
+
+@implementer(IHandshakeListener)
 class DataChannel(ftp.DTP):
     """One data connection. Unlike twisted's DTP it keeps the reason it closed
     (a clean close ends an upload, a reset aborts it), never buffers without
-    bound, and leaves closing to the transfer that uses it."""
+    bound, and leaves closing to the transfer that uses it.
 
-    def __init__(self):
+    Under TLS (`secure`), an upload ends cleanly only with the client's close_notify:
+    a bare TCP close could be an attacker's truncation (curl, lftp and Python's ftplib
+    send close_notify). A download ends cleanly when the client closes after our
+    close_notify, with or without its own."""
+
+    def __init__(self, secure: bool = False):
+        self.secure = secure
         self.reason: Failure | None = None
         self._closed_waiters: list[defer.Deferred] = []
         self._held = False  # paused because data came before an upload consumed it
         self._consumer_paused = False
         self._aborted = False
+        self._finishing = False
+        self._handshake_done = False
+        self._producing = False  # a producer (a download) is registered with the transport
+        self._written = 0
 
     def connectionMade(self):
         self.isConnected = True
@@ -81,10 +122,41 @@ class DataChannel(ftp.DTP):
 
     def connectionLost(self, reason: Failure) -> None:
         self.isConnected = False
-        self.reason = reason
+        self.reason = self._tls_outcome(reason) if self.secure else reason
         waiters, self._closed_waiters = self._closed_waiters, []
         for d in waiters:
             d.callback(None)
+
+    def _tls_outcome(self, reason: Failure) -> Failure:
+        """How a TLS data connection ended, as a plain one would say it."""
+        tls = self.transport
+        handle = tls.getHandle()
+        if handle is None:
+            return reason
+        if not self._handshake_done:
+            if self._finishing and self._written == 0 and not self._aborted and not reason.check(SSL.Error):
+                # an empty file or listing: a client that knows the size may close without a handshake
+                return Failure(ConnectionDone("nothing to send"))
+            why = reason.value.args[0] if reason.check(SSL.Error) and reason.value.args else reason.getErrorMessage()
+            return Failure(TLSHandshakeFailed(str(why)))
+        if self._aborted:
+            return reason
+        # The client's close_notify proves it sent everything; ours, that we did. A
+        # reset after either loses nothing: a client that closes with our TLS 1.3
+        # session tickets unread makes its kernel send one (lftp, curl on an empty file).
+        if handle.get_shutdown() & SSL.RECEIVED_SHUTDOWN:
+            return Failure(ConnectionDone("closed with a TLS close_notify"))
+        if self._finishing and handle.get_shutdown() & SSL.SENT_SHUTDOWN:
+            return Failure(ConnectionDone("closed after our close_notify"))
+        wire = getattr(tls, "wire_reason", None)
+        if wire is None or wire.check(ConnectionDone) is None:
+            return reason  # reset or timed out: not clean, as without TLS
+        return Failure(TruncatedTLS())
+
+    def handshakeCompleted(self) -> None:  # IHandshakeListener, called by the TLS layer
+        self._handshake_done = True
+        if self._finishing and self.isConnected and not self._aborted:
+            self.transport.loseConnection()  # finish() came first (an empty file or listing)
 
     def when_closed(self) -> defer.Deferred:
         """Fires (with None) once the connection is closed; `reason` says how."""
@@ -97,14 +169,17 @@ class DataChannel(ftp.DTP):
     # IConsumer, for downloads: proxied to the transport, without twisted's
     # close-on-unregister (the transfer decides how the connection ends).
     def registerProducer(self, producer, streaming):
+        self._producing = True
         self.transport.registerProducer(producer, streaming)
 
     def unregisterProducer(self):
-        if self.transport is not None and self.transport.producer is not None:
+        if self._producing and self.transport is not None:
+            self._producing = False
             self.transport.unregisterProducer()
 
     def write(self, data: bytes) -> None:
         if self.isConnected:
+            self._written += len(data)
             self.transport.write(data)
 
     # IPushProducer, for uploads: the consumer pauses us while the disk catches up.
@@ -122,9 +197,20 @@ class DataChannel(ftp.DTP):
         self.abort()
 
     def finish(self) -> None:
-        """Close after what was written has been sent."""
+        """Close after what was written has been sent (under TLS: with a close_notify)."""
         if self.isConnected and not self._aborted:
+            self._finishing = True
+            if self.secure and not self._handshake_done:
+                return  # Twisted's TLS would reset a connection closed before its handshake with nothing to send
             self.transport.loseConnection()
+
+    def close_idle(self, clock, grace: float) -> None:
+        """Close a connection no transfer is using. Under TLS the client has `grace`
+        seconds to answer our close_notify (or close): a client that does neither
+        must not hold the connection open."""
+        self.finish()
+        if self.secure and self.isConnected:
+            clock.callLater(grace, self.abort)
 
     def abort(self) -> None:
         """Close at once, dropping anything unsent (the client sees a reset)."""
@@ -135,12 +221,18 @@ class DataChannel(ftp.DTP):
 
 class DataChannelFactory(ftp.DTPFactory):
     """Makes the one data connection of a PASV/EPSV or PORT/EPRT, and only with
-    the control connection's peer: connections from other addresses are dropped."""
+    the control connection's peer: connections from other addresses are dropped.
+
+    Under PROT P the connection is wrapped in TLS as the server, in whichever
+    direction it was opened, with the control connection's context: OpenSSL's
+    session cache is per context, so the client can resume the control
+    connection's session (lftp and FileZilla expect to)."""
 
     noisy = False
 
     def __init__(self, pi, peer_host: str, reactor):
         super().__init__(pi, peerHost=peer_host, reactor=reactor)
+        self._reactor = reactor
         self.deferred.addErrback(lambda _: None)  # twisted's; we use when_connected
         self.channel: DataChannel | None = None
         self._failure: Exception | None = None
@@ -159,10 +251,13 @@ class DataChannelFactory(ftp.DTPFactory):
             return None
         self._state = self._FINISHED
         self.cancelTimeout()
-        channel = DataChannel()
+        tls = self.pi.data_tls()  # the PROT level when the connection is made
+        channel = DataChannel(secure=tls is not None)
         channel.factory = self
         channel.pi = self.pi
-        return channel
+        if tls is None:
+            return channel
+        return DataTLS(TLSMemoryBIOFactory(tls, False, self, self._reactor), channel)
 
     def stopFactory(self):
         self.cancelTimeout()
@@ -209,6 +304,21 @@ class DataChannelFactory(ftp.DTPFactory):
 
 def closed_cleanly(outcome) -> bool:
     return outcome[0] == "closed" and outcome[1].check(ConnectionDone) is not None
+
+
+def describe(outcome) -> str:
+    """How a transfer ended, for the daemon log."""
+    kind, detail = outcome
+    if kind == "closed":
+        return f"the data connection closed: {detail.getErrorMessage()} ({detail.type.__name__})"
+    return f"{kind}: {detail}"
+
+
+def broken_because(outcome) -> str | None:
+    """What to tell the client about a TLS data connection that did not end cleanly."""
+    if outcome[0] == "closed" and outcome[1].check(TruncatedTLS, TLSHandshakeFailed):
+        return str(outcome[1].value)
+    return None
 
 
 class Transfer:

@@ -5,14 +5,18 @@ from __future__ import annotations
 from klein import Klein
 from twisted.web.server import Site
 
+from .accesslog import access_log_line
 from .admin import LogsApi, MailboxesApi, ProfilesApi, SourcesApi, TokensApi
 from .api import ApplianceRequest, reply
+from .bans import BansApi
 from .console import ConsoleResource
 from .files import FilesApi
 from .openapi import document
 from .operator import OperatorApi
 from .ops import OpsApi
 from .portal import PortalApi
+from .shares import SharedApi, SharesApi
+from .tus import TusApi
 
 
 class RootApi:
@@ -31,8 +35,12 @@ class RootApi:
         self.profiles_api = ProfilesApi(core)
         self.logs_api = LogsApi(core)
         self.tokens_api = TokensApi(core)
+        self.bans_api = BansApi(core)
         self.sources_api = SourcesApi(core)
         self.operator_api = OperatorApi(core)
+        self.shares_api = SharesApi(core)
+        self.shared_api = SharedApi(core)
+        self.tus_api = TusApi(core)
 
     @app.route("/healthz", methods=["GET", "HEAD"])
     def healthz(self, request):
@@ -45,6 +53,10 @@ class RootApi:
     @app.route("/metrics", methods=["GET"])
     def metrics(self, request):
         return self.ops_api.metrics(request)
+
+    @app.route("/api/portal/files/tus/", branch=True)
+    def tus(self, request):
+        return self.tus_api.app.resource()
 
     @app.route("/api/portal/files/", branch=True)
     def files(self, request):
@@ -66,9 +78,21 @@ class RootApi:
     def tokens(self, request):
         return self.tokens_api.app.resource()
 
+    @app.route("/api/portal/bans/", branch=True)
+    def bans(self, request):
+        return self.bans_api.app.resource()
+
     @app.route("/api/portal/sources/", branch=True)
     def sources(self, request):
         return self.sources_api.app.resource()
+
+    @app.route("/api/portal/shares/", branch=True)
+    def shares(self, request):
+        return self.shares_api.app.resource()
+
+    @app.route("/api/portal/shared/", branch=True)
+    def shared(self, request):
+        return self.shared_api.app.resource()
 
     @app.route("/api/portal/god/", branch=True)
     def operator(self, request):
@@ -80,12 +104,16 @@ class RootApi:
 
     def mounts(self) -> list:
         return [
+            ("/files/tus", self.tus_api),
             ("/files", self.files_api),
             ("/mailboxes", self.mailboxes_api),
             ("/profiles", self.profiles_api),
             ("/logs", self.logs_api),
             ("/tokens", self.tokens_api),
+            ("/bans", self.bans_api),
             ("/sources", self.sources_api),
+            ("/shares", self.shares_api),
+            ("/shared", self.shared_api),
             ("/god", self.operator_api),
             ("", self.portal_api),
         ]
@@ -103,7 +131,17 @@ class RootApi:
         return self.console
 
 
-def http_site(core) -> Site:
-    site = Site(RootApi(core).app.resource(), requestFactory=ApplianceRequest)
+def http_site(core, wrap=None) -> Site:
+    """The site; `wrap` may put a resource in front of the API and console (see redirect.py)."""
+    root = RootApi(core)
+    # parsePOSTFormSubmission=False: Twisted would otherwise read every multipart body whole
+    # into memory (request.args) before any handler runs; uploads stream it themselves
+    site = Site(
+        wrap(root.app.resource()) if wrap else root.app.resource(),
+        requestFactory=ApplianceRequest,
+        logFormatter=access_log_line,
+        parsePOSTFormSubmission=False,
+    )
     site.displayTracebacks = False
+    site.keep_partial_body = root.tus_api.keep_partial_body  # see ApplianceRequest
     return site

@@ -216,7 +216,7 @@ class TokensApi(Resource):
     async def listing(self, request):
         account = await authenticate(self.core, request, admin=True)
         limit, offset = paging(request)
-        count, rows = await self.core.store.run(token_queries.list_tokens, account.organisation.id, limit, offset)
+        count, rows = await self.core.api_tokens.list(account, query(request, "search"), limit, offset)
         return reply(request, page(request, rows, count))
 
     @app.route("/", methods=["POST"])

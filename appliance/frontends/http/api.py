@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from klein import Klein
 from twisted.logger import Logger
 from twisted.web.server import Request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.routing import IntegerConverter
 
 from ...core.auth import Account, organisation_refusal
 from ...core.sessions import TokenInvalid
@@ -16,6 +18,7 @@ from ...errors import (
     AlreadyExists,
     ApplianceError,
     AuthenticationFailed,
+    Gone,
     Invalid,
     NotEmpty,
     NotFound,
@@ -27,6 +30,7 @@ from ...errors import (
 log = Logger()
 
 MAX_JSON_BODY = 1 << 20
+MAX_PAGE = 1_000_000_000
 NOT_ALLOWED = "You do not have permission to perform this action."
 SECURITY_HEADERS = {
     b"content-security-policy": b"default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
@@ -55,6 +59,34 @@ class ApplianceRequest(Request):
         if self.isSecure():
             self.setHeader(b"strict-transport-security", b"max-age=31536000; includeSubDomains")
         super().process()
+
+    # Twisted runs a handler only once the whole body has arrived. A resumable upload
+    # keeps the part of a body cut off by a broken connection: the site's
+    # `keep_partial_body(request, method, path, body) -> bool` (tus.py) may take it.
+
+    _cut_off = None  # (keeper, method, path) while the body is arriving
+
+    def gotLength(self, length):
+        super().gotLength(length)
+        keeper = getattr(self.channel.site, "keep_partial_body", None)
+        method, path = getattr(self.channel, "_command", None), getattr(self.channel, "_path", None)
+        if keeper is not None and method in (b"PATCH", b"POST") and path:
+            self._cut_off = (keeper, method, path)
+
+    def requestReceived(self, command, path, version):
+        self._cut_off = None  # the body is complete: the handler gets it as usual
+        super().requestReceived(command, path, version)
+
+    def connectionLost(self, reason):
+        cut_off, self._cut_off = self._cut_off, None
+        if cut_off is not None and self.content is not None:
+            keeper, method, path = cut_off
+            try:
+                if keeper(self, method, path, self.content):
+                    self.content = None  # the keeper closes it
+            except Exception:  # noqa: BLE001 - never let this break the connection's clean-up
+                log.failure("keeping the body of a cut-off request failed")
+        super().connectionLost(reason)
 
 
 def reply(request, body, status: int = 200) -> bytes:
@@ -154,12 +186,22 @@ def error_reply(request, failure) -> bytes:
         return reply(request, {"detail": error.message}, 403)
     if isinstance(error, NotFound):
         return reply(request, {"detail": error.message}, 404)
+    if isinstance(error, Gone):
+        return reply(request, {"detail": error.message}, 410)
     if isinstance(error, (AlreadyExists, NotEmpty)):
         return reply(request, {"detail": error.message}, 409 if isinstance(error, NotEmpty) else 400)
     if isinstance(error, QuotaExceeded):
         return reply(request, {"detail": error.message}, 507)
     if isinstance(error, Unavailable):
         return reply(request, {"detail": error.message}, 503)
+    if isinstance(error, MethodNotAllowed):  # the path exists, not with this method
+        request.setHeader(b"allow", ", ".join(sorted(error.valid_methods or ())).encode())
+        method = request.method.decode("latin-1")
+        return reply(request, {"detail": f'Method "{method}" not allowed.'}, 405)
+    if isinstance(error, HTTPException):  # no route of the resource matches (say, /profiles/abc/)
+        return reply(
+            request, {"detail": "Not found."} if error.code == 404 else {"detail": error.name}, error.code or 400
+        )
     log.failure("unexpected error answering {method} {path}", failure, method=request.method, path=request.path)
     return reply(request, {"detail": "Internal error: the request was not carried out."}, 500)
 
@@ -188,12 +230,23 @@ def paging(request, default: int = 25) -> tuple[int, int]:
         size = min(200, max(1, int(query(request, "page_size", str(default)) or default)))
     except ValueError:
         raise Invalid("page and page_size must be whole numbers.") from None
+    if number > MAX_PAGE:  # an offset past SQLite's integers
+        raise Invalid(f"page must be at most {MAX_PAGE:,}.", {"page": [f"Ask for a page up to {MAX_PAGE:,}."]})
     return size, (number - 1) * size
+
+
+class RowId(IntegerConverter):
+    """`<int:...>` in routes: a database id, so at most SQLite's largest integer (a larger one is not found)."""
+
+    def __init__(self, map, *args, **kwargs):
+        kwargs.setdefault("max", 2**63 - 1)
+        super().__init__(map, *args, **kwargs)
 
 
 def json_api() -> Klein:
     """A Klein app whose every error becomes the catalogue's JSON reply."""
     app = Klein()
+    app.url_map.converters["int"] = RowId
     app.handle_errors(Exception)(lambda resource, request, failure: error_reply(request, failure))
     return app
 

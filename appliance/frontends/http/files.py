@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import multipart
 from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from ...core.files import FileSession, Reader
-from ...errors import Invalid
+from ...core.auth import organisation_refusal
+from ...core.files import Entry, FileSession, Reader, Writer
+from ...core.files.tree import split_path, virtual
+from ...errors import Invalid, PermissionDenied
 from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
@@ -75,9 +78,112 @@ class FileSender:
                 self._offset += len(data)
                 if not self._stopped:
                     self._request.write(data)
+            if self._offset >= self._end and not self._stopped:
+                # the whole body is out: end the response (and write its access-log line)
+                # now, before closing and auditing, so a client that hangs up at once
+                # neither waits for them nor goes unlogged
+                self._request.unregisterProducer()
+                self._request.finish()
         finally:
-            self._request.unregisterProducer()
+            if self._request.producer is self:
+                self._request.unregisterProducer()
             await self._reader.close()
+
+
+def entry_view(entry: Entry) -> dict:
+    """A folder entry as listings show it."""
+    kind = "dir" if entry.is_dir else "file" if entry.kind == "file" else entry.kind
+    return {"name": entry.name, "type": kind, "size": entry.size, "modified": iso(entry.mtime)}
+
+
+def entries_view(entries: list[Entry]) -> list[dict]:
+    """Folders first, then files, by name."""
+    return [entry_view(e) for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower()))]
+
+
+async def send_file(
+    request, reader: Reader, name: str, before_body: Callable[[], Awaitable[None]] | None = None
+) -> bytes | None:
+    """Answer a download: the whole file or the asked Range, as an attachment, streamed.
+    `before_body` runs once the request is known to be satisfiable and a body will be
+    sent (not for HEAD or 416); if it raises, nothing is sent and the error is the reply."""
+    size = reader.size
+    start, end = 0, size
+    header = (request.getHeader(b"range") or b"").decode("latin-1").strip()
+    if header:
+        match = RANGE.match(header)
+        first, last = (match.group(1), match.group(2)) if match else ("", "")
+        if match and first:
+            start, end = int(first), min(size, int(last) + 1 if last else size)
+        elif match and last:
+            start, end = max(0, size - int(last)), size
+        if not match or start >= end or start >= size:
+            await reader.close()
+            request.setResponseCode(416)
+            request.setHeader(b"content-range", f"bytes */{size}".encode())
+            return b""
+    if before_body is not None and request.method != b"HEAD":
+        try:
+            await before_body()
+        except BaseException:
+            await reader.close()
+            raise
+    if header:
+        request.setResponseCode(206)
+        request.setHeader(b"content-range", f"bytes {start}-{end - 1}/{size}".encode())
+    request.setHeader(b"accept-ranges", b"bytes")
+    request.setHeader(b"content-type", b"application/octet-stream")
+    request.setHeader(b"content-disposition", attachment(name))
+    request.setHeader(b"content-length", str(end - start).encode())
+    request.setHeader(b"cache-control", b"no-store")
+    if request.method == b"HEAD":
+        await reader.close()
+        return b""
+    await FileSender(request, reader, start, end).send()
+    return None  # the sender finished the response (Klein writes nothing more)
+
+
+def multipart_boundary(request) -> str:
+    """The boundary of a multipart/form-data upload (anything else is a 400)."""
+    content_type = (request.getHeader(b"content-type") or b"").decode("latin-1")
+    kind, options = multipart.parse_options_header(content_type)
+    if kind != "multipart/form-data" or "boundary" not in options:
+        raise Invalid("Upload files as multipart/form-data.")
+    return options["boundary"]
+
+
+async def receive_uploads(threads, request, open_writer: Callable[[str], Awaitable[Writer]]) -> list[dict]:
+    """Parse a multipart body piece by piece, writing each file part through the upload
+    handle `open_writer(filename)` gives (a temporary file renamed into place when
+    complete); the request body is never held whole in memory. [{path, size}] saved."""
+    parser = multipart.PushMultipartParser(multipart_boundary(request), max_header_size=8192, max_segment_count=10_000)
+    body = request.content
+    body.seek(0)
+    saved, writer, written = [], None, 0
+    try:
+        while True:
+            chunk = await threads.work(body.read, CHUNK)
+            for event in parser.parse(chunk):
+                if isinstance(event, multipart.MultipartSegment):
+                    if event.filename is not None:
+                        writer = await open_writer(event.filename)
+                        written = 0
+                elif isinstance(event, (bytes, bytearray)):
+                    if writer is not None:
+                        await writer.write(written, bytes(event))
+                        written += len(event)
+                elif event is None and writer is not None:
+                    await writer.commit()
+                    saved.append({"path": writer.path, "size": writer.size})
+                    writer = None
+            if not chunk:
+                break
+    except multipart.ParserError as e:
+        raise Invalid(f"The upload is not valid multipart data: {e}") from None
+    finally:
+        if writer is not None:
+            await writer.abort()
+    return saved
 
 
 class FilesApi(Resource):
@@ -100,21 +206,7 @@ class FilesApi(Resource):
         files = await self._files(request)
         path = files.normalise(self._path(request))
         entries = await files.list(path)
-        return reply(
-            request,
-            {
-                "path": path,
-                "entries": [
-                    {
-                        "name": e.name,
-                        "type": "dir" if e.is_dir else "file" if e.kind == "file" else e.kind,
-                        "size": e.size,
-                        "modified": iso(e.mtime),
-                    }
-                    for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower()))
-                ],
-            },
-        )
+        return reply(request, {"path": path, "entries": entries_view(entries)})
 
     @app.route("/", methods=["DELETE"])
     async def delete(self, request):
@@ -130,86 +222,58 @@ class FilesApi(Resource):
 
     @app.route("/download/", methods=["GET", "HEAD"])
     async def download(self, request):
-        files = await self._files(request)
+        """Download a file (Range works); `access` from download-link/ stands in for the Bearer header"""
+        access = query(request, "access")
+        if access:
+            files = await self._linked_files(request, access)
+        else:
+            files = await self._files(request)
         path = files.normalise(self._path(request))
         reader = await files.open_read(path)
-        size = reader.size
-        start, end = 0, size
-        header = (request.getHeader(b"range") or b"").decode("latin-1").strip()
-        if header:
-            match = RANGE.match(header)
-            first, last = (match.group(1), match.group(2)) if match else ("", "")
-            if match and first:
-                start, end = int(first), min(size, int(last) + 1 if last else size)
-            elif match and last:
-                start, end = max(0, size - int(last)), size
-            if not match or start >= end or start >= size:
-                await reader.close()
-                request.setResponseCode(416)
-                request.setHeader(b"content-range", f"bytes */{size}".encode())
-                return b""
-            request.setResponseCode(206)
-            request.setHeader(b"content-range", f"bytes {start}-{end - 1}/{size}".encode())
-        request.setHeader(b"accept-ranges", b"bytes")
-        request.setHeader(b"content-type", b"application/octet-stream")
-        request.setHeader(b"content-disposition", attachment(posixpath.basename(path)))
-        request.setHeader(b"content-length", str(end - start).encode())
-        request.setHeader(b"cache-control", b"no-store")
-        if request.method == b"HEAD":
-            await reader.close()
-            return b""
-        await FileSender(request, reader, start, end).send()
-        return b""
+        return await send_file(request, reader, posixpath.basename(path))
+
+    async def _linked_files(self, request, access: str) -> FileSession:
+        """The files of the profile a download link was made for, for the link's path only."""
+        path = virtual(split_path(self._path(request)))
+        signed_in = await authenticate(self.core, request, scope="files") if bearer(request) else None
+        account = await self.core.sessions.download_account(access, path, signed_in)
+        refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(self.core.reactor.seconds(), UTC))
+        if refusal is not None:
+            raise PermissionDenied(refusal)
+        return await self.core.files.session(account, "web", client_address(request))
+
+    @app.route("/download-link/", methods=["POST"])
+    async def download_link(self, request):
+        """A URL that downloads one file without the Bearer header, for a minute (the browser streams it to disk)"""
+        body = read_json(request)
+        path = body.get("path")
+        if not isinstance(path, str) or not path.strip("/") or "\x00" in path:
+            raise Invalid("Say which file to download.", {"path": ["This field is required."]})
+        account = await authenticate(self.core, request, scope="files")
+        files = await self.core.files.session(account, "web", client_address(request))
+        path = await files.check_download(path)
+        access, until = self.core.sessions.download_access(account, path)
+        url = "/api/portal/files/download/?" + urlencode({"path": path, "access": access}, safe="/", quote_via=quote)
+        return reply(request, {"url": url, "expires_at": iso(until)})
 
     @app.route("/upload/", methods=["POST"])
     async def upload(self, request):
         files = await self._files(request)
         folder = files.normalise(self._path(request))
         overwrite = query(request, "overwrite").lower() in ("1", "true", "yes")
-        content_type = (request.getHeader(b"content-type") or b"").decode("latin-1")
-        kind, options = multipart.parse_options_header(content_type)
-        if kind != "multipart/form-data" or "boundary" not in options:
-            raise Invalid("Upload files as multipart/form-data.")
-        saved = await self._receive(request, files, folder, options["boundary"], overwrite)
+        multipart_boundary(request)  # a wrong body is refused before anything is written
+
+        async def open_writer(filename: str) -> Writer:
+            # a name with folders ("q3/report.pdf") lands in those folders, made as needed
+            target = files.normalise(posixpath.join(folder, filename.replace("\\", "/").lstrip("/")))
+            if posixpath.dirname(target) != folder:
+                await files.mkdir(posixpath.dirname(target), parents=True)
+            return await files.open_write(target, exclusive=not overwrite)
+
+        saved = await receive_uploads(self.core.threads, request, open_writer)
         if not saved:
             raise Invalid("No file in the upload.", {"file": ["Choose a file to upload."]})
         return reply(request, {"files": saved}, 201)
-
-    async def _receive(self, request, files: FileSession, folder: str, boundary: str, overwrite: bool) -> list:
-        """Parse the body piece by piece, writing each file part through an upload
-        handle (a temporary file renamed into place when complete)."""
-        parser = multipart.PushMultipartParser(boundary, max_header_size=8192, max_segment_count=10_000)
-        body = request.content
-        body.seek(0)
-        saved, writer, written = [], None, 0
-        try:
-            while True:
-                chunk = await self.core.threads.work(body.read, CHUNK)
-                for event in parser.parse(chunk):
-                    if isinstance(event, multipart.MultipartSegment):
-                        if event.filename is not None:
-                            name = event.filename.replace("\\", "/").lstrip("/")
-                            target = files.normalise(posixpath.join(folder, name))
-                            if posixpath.dirname(target) != folder:
-                                await files.mkdir(posixpath.dirname(target), parents=True)
-                            writer = await files.open_write(target, exclusive=not overwrite)
-                            written = 0
-                    elif isinstance(event, (bytes, bytearray)):
-                        if writer is not None:
-                            await writer.write(written, bytes(event))
-                            written += len(event)
-                    elif event is None and writer is not None:
-                        await writer.commit()
-                        saved.append({"path": writer.path, "size": writer.size})
-                        writer = None
-                if not chunk:
-                    break
-        except multipart.ParserError as e:
-            raise Invalid(f"The upload is not valid multipart data: {e}") from None
-        finally:
-            if writer is not None:
-                await writer.abort()
-        return saved
 
     @app.route("/mkdir/", methods=["POST"])
     async def mkdir(self, request):

@@ -1,5 +1,5 @@
 """The operator's endpoints (superusers only): every organisation, its status,
-trial and logs."""
+trial, storage used and logs."""
 
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ class OperatorApi(Resource):
             operator_queries.list_organisations, query(request, "search"), limit, offset
         )
         now = self._now()
-        return reply(request, page(request, [dict(describe(o, now), users=users) for o, users in rows], count))
+        storage = self.core.storage  # figures measured in the background: a list never walks a tree
+        results = [dict(describe(o, now), users=users, **storage.current(o.id)) for o, users in rows]
+        return reply(request, page(request, results, count))
 
     @app.route("/organisations/", methods=["POST"])
     async def create(self, request):
@@ -62,7 +64,16 @@ class OperatorApi(Resource):
     @app.route("/organisations/<int:org_id>/", methods=["GET"])
     async def item(self, request, org_id):
         await self._operator(request)
-        return reply(request, describe(await self._organisation(org_id), self._now()))
+        organisation = await self._organisation(org_id)
+        return reply(request, dict(describe(organisation, self._now()), **self.core.storage.current(org_id)))
+
+    @app.route("/organisations/<int:org_id>/storage/", methods=["POST"])
+    async def measure_storage(self, request, org_id):
+        """Measure an organisation's storage now (bytes and files under its local sources)"""
+        await self._operator(request)
+        organisation = await self._organisation(org_id)
+        await self.core.storage.measure(org_id)
+        return reply(request, dict(describe(organisation, self._now()), **self.core.storage.current(org_id)))
 
     @app.route("/organisations/<int:org_id>/", methods=["PATCH"])
     async def change(self, request, org_id):

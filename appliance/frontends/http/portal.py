@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import multipart
 
 from ...core.accounts import RESET_SENT
-from ...core.organisations import branding, describe, organisation_changes
-from ...errors import Invalid, NotFound, PermissionDenied
+from ...core.images import MAX_LOGO_BYTES
+from ...errors import Invalid, PermissionDenied
 from ...store import queries
-from .api import NOT_ALLOWED, Resource, authenticate, client_address, json_api, query, read_json, reply, required
+from .api import Resource, authenticate, client_address, json_api, query, read_json, reply, required
+
+# a logo is served with no right to run anything, even opened on its own (SVG)
+LOGO_POLICY = b"default-src 'none'; style-src 'unsafe-inline'; sandbox"
+MULTIPART_SLACK = 16 * 1024  # room for the multipart framing around the file
+TOO_LARGE = f"The logo is too large: at most {MAX_LOGO_BYTES // 1024} KiB."
 
 
 def user_fields(profile) -> dict:
@@ -21,13 +26,52 @@ def user_fields(profile) -> dict:
     }
 
 
+def _file_part(body: bytes, boundary: str) -> bytes:
+    """The first file (or `logo` field) of a multipart body held in memory."""
+    parser = multipart.PushMultipartParser(boundary, max_header_size=8192, max_segment_count=16)
+    parts, current = [], None
+    try:
+        for event in [*parser.parse(body), *parser.parse(b"")]:
+            if isinstance(event, multipart.MultipartSegment):
+                current = bytearray() if event.filename is not None or event.name == "logo" else None
+            elif isinstance(event, (bytes, bytearray)) and current is not None:
+                current += event
+            elif event is None and current is not None:
+                parts.append(bytes(current))
+                current = None
+    except multipart.ParserError as e:
+        raise Invalid(f"The upload is not valid multipart data: {e}") from None
+    if not parts:
+        raise Invalid("No file in the upload.", {"logo": ["Choose a PNG, JPEG or SVG image."]})
+    return parts[0]
+
+
+async def logo_upload(threads, request) -> bytes:
+    """The uploaded logo's bytes: a multipart/form-data file, or the raw body (any
+    Content-Type: the core decides what the bytes are). Larger than the cap: a 400."""
+    limit = MAX_LOGO_BYTES + MULTIPART_SLACK
+    length = request.getHeader(b"content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise Invalid(TOO_LARGE, {"logo": [TOO_LARGE]})
+    content = request.content
+    if content is None:
+        raise Invalid("No file in the upload.", {"logo": ["Choose a PNG, JPEG or SVG image."]})
+    content.seek(0)
+    body = await threads.work(content.read, limit + 1)
+    if len(body) > limit:
+        raise Invalid(TOO_LARGE, {"logo": [TOO_LARGE]})
+    kind, options = multipart.parse_options_header((request.getHeader(b"content-type") or b"").decode("latin-1"))
+    if kind == "multipart/form-data":
+        if "boundary" not in options:
+            raise Invalid("The multipart upload has no boundary.")
+        return await threads.work(_file_part, body, options["boundary"])
+    return body
+
+
 class PortalApi(Resource):
     """Routes under /api/portal/ that are not a collection of their own."""
 
     app = json_api()
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.core.reactor.seconds(), UTC)
 
     # -- sessions --------------------------------------------------------------------
 
@@ -35,7 +79,11 @@ class PortalApi(Resource):
     async def token(self, request):
         fields = required(read_json(request), "username", "password")
         account = await self.core.auth.login(
-            fields["username"], protocol="web", address=client_address(request), password=fields["password"]
+            fields["username"],
+            protocol="web",
+            address=client_address(request),
+            password=fields["password"],
+            encrypted=request.isSecure(),
         )
         tokens = await self.core.sessions.issue(account.profile.id)
         return reply(request, {**tokens, **user_fields(account.profile)})
@@ -114,32 +162,42 @@ class PortalApi(Resource):
     @app.route("/organisation/", methods=["GET"])
     async def organisation(self, request):
         account = await authenticate(self.core, request)
-        return reply(request, [describe(account.organisation, self._now())])
+        return reply(request, [self.core.organisation_settings.describe(account.organisation)])
 
     @app.route("/organisation/<int:org_id>/", methods=["GET", "PATCH"])
     async def organisation_item(self, request, org_id):
-        account = await authenticate(self.core, request)
-        if org_id != account.organisation.id:
-            raise NotFound("No such organisation.")
+        settings = self.core.organisation_settings
         if request.method == b"PATCH":
-            if not account.profile.is_admin:
-                raise PermissionDenied(NOT_ALLOWED)
-            changes = organisation_changes(read_json(request))
-            if changes:
-                await self.core.store.run(queries.update_organisation, org_id, changes)
-                await self.core.audit.change(
-                    account, "web", client_address(request), "organisation", "",
-                    f"{account.profile.username} changed the organisation's {', '.join(sorted(changes))}",
-                )  # fmt: skip
-            organisation = await self.core.store.run(queries.get_organisation, org_id)
-            return reply(request, describe(organisation, self._now()))
-        return reply(request, describe(account.organisation, self._now()))
+            account = await authenticate(self.core, request, admin=True)
+            return reply(request, await settings.change(account, org_id, read_json(request), client_address(request)))
+        account = await authenticate(self.core, request)
+        return reply(request, await settings.get(account, org_id))
+
+    @app.route("/organisation/<int:org_id>/logo/", methods=["POST", "DELETE"])
+    async def organisation_logo(self, request, org_id):
+        """Upload the logo (PNG, JPEG or SVG, multipart or the raw body) or remove it"""
+        account = await authenticate(self.core, request, admin=True)
+        settings = self.core.organisation_settings
+        if request.method == b"DELETE":
+            return reply(request, await settings.remove_logo(account, org_id, client_address(request)))
+        data = await logo_upload(self.core.threads, request)
+        return reply(request, await settings.set_logo(account, org_id, data, client_address(request)))
 
     @app.route("/branding/", methods=["GET"])
     async def branding(self, request):
-        subdomain = query(request, "subdomain").strip().lower()
-        organisation = await self.core.store.run(queries.organisation_by_subdomain, subdomain) if subdomain else None
-        return reply(request, branding(organisation))
+        return reply(request, await self.core.organisation_settings.public_branding(query(request, "subdomain")))
+
+    @app.route("/branding/logo/<int:org_id>/<name>", methods=["GET", "HEAD"])
+    async def branding_logo(self, request, org_id, name):
+        """An organisation's logo (public; the name changes with the content)"""
+        logo = await self.core.organisation_settings.logo(org_id, name)
+        request.setHeader(b"content-type", logo.content_type.encode())
+        request.setHeader(b"content-length", str(len(logo.data)).encode())
+        request.setHeader(b"cache-control", b"public, max-age=31536000, immutable")
+        request.setHeader(b"x-content-type-options", b"nosniff")
+        request.setHeader(b"content-security-policy", LOGO_POLICY)
+        request.setHeader(b"content-disposition", b"inline")
+        return b"" if request.method == b"HEAD" else logo.data
 
     @app.route("/", branch=True)
     def not_found(self, request):

@@ -5,14 +5,15 @@ this module (transport: algorithms, limits, login grace; user-auth service:
 the client's address, refusal messages as banners), login.py (the checker
 over core.auth.login, the realm, the session that serves only SFTP), server.py
 (ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
-one mapping of core errors to SFTP status codes).
+one mapping of core errors to SFTP status codes), transport.py and packets.py
+(the SSH layers under SFTP: AES-GCM and EtM MACs, packet framing, channel
+output in large packets; see bench/README.md for what they gained).
 """
 
 from __future__ import annotations
 
 from twisted.conch.ssh import factory, keys, transport, userauth
 from twisted.conch.ssh.common import NS
-from twisted.conch.ssh.connection import SSHConnection
 from twisted.cred.error import UnauthorizedLogin
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -20,19 +21,21 @@ from twisted.python.failure import Failure
 from ...core.auth import BAD_CREDENTIALS
 from ...errors import AuthenticationFailed, PermissionDenied
 from .login import SftpSession, SftpUser, sftp_portal
+from .packets import CIPHERS, MACS
 from .server import SftpProtocol
+from .transport import Connection, PacketTransport
 
 log = Logger()
 
 MSG_USERAUTH_BANNER = 53
 # Only modern algorithms (no SHA-1, 3DES, MD5, DSS, CBC; no compression).
 KEX = [b"mlkem768x25519-sha256", b"curve25519-sha256", b"curve25519-sha256@libssh.org"]
-CIPHERS = [b"aes128-ctr", b"aes256-ctr", b"aes192-ctr"]
-MACS = [b"hmac-sha2-256", b"hmac-sha2-512"]
-HOST_KEY_ALGORITHMS = [b"ssh-ed25519", b"ecdsa-sha2-nistp256", b"rsa-sha2-512", b"rsa-sha2-256"]
+RECEIVE_SIZE = 256 * 1024  # bytes read per recv() (Twisted's 64 KiB is two upload packets)
+HOST_KEY_ALGORITHMS = [b"ssh-ed25519", b"rsa-sha2-512", b"rsa-sha2-256"]  # no NIST curves (see datadir)
+HANDSHAKE_GRACE = 10.0  # seconds to finish the key exchange (a real client needs well under one)
 
 
-class ApplianceTransport(transport.SSHServerTransport):
+class ApplianceTransport(PacketTransport):
     supportedKeyExchanges = KEX
     supportedCiphers = CIPHERS
     supportedMACs = MACS
@@ -41,6 +44,8 @@ class ApplianceTransport(transport.SSHServerTransport):
 
     ticket = None
     _grace = None
+    _sign_in_by = 0.0  # when the login grace ends
+    _keyed = False  # the first key exchange is done
 
     @property
     def address(self) -> str:
@@ -52,21 +57,43 @@ class ApplianceTransport(transport.SSHServerTransport):
         refusal = core.auth.banned(address)
         if refusal is None:
             try:
-                self.ticket = core.connections.open(address, "sftp")
+                self.ticket = core.connections.open(address, "sftp", drop=self._evicted)
             except PermissionDenied as e:
                 refusal = e.message
         if refusal is not None:
             log.info("SFTP connection from {address} refused: {why}", address=address, why=refusal)
             self.transport.loseConnection()
             return
+        self.clock = core.reactor
         self.transport.setTcpNoDelay(True)  # otherwise Nagle stalls the request/reply rhythm
-        self._grace = core.reactor.callLater(core.settings.sftp.login_grace_time, self._grace_over)
+        self.transport.bufferSize = RECEIVE_SIZE
+        # A connection that has not finished the key exchange (a version string trickled
+        # a byte at a time) holds a sign-in slot for a short grace, not the whole login grace.
+        grace = core.settings.sftp.login_grace_time
+        self._sign_in_by = core.reactor.seconds() + grace
+        self._grace = core.reactor.callLater(min(HANDSHAKE_GRACE, grace), self._grace_over)
         super().connectionMade()
+
+    def ssh_NEWKEYS(self, packet):
+        super().ssh_NEWKEYS(packet)
+        if not self._keyed:
+            self._keyed = True
+            if self._grace is not None and self._grace.active():
+                self._grace.reset(max(0.0, self._sign_in_by - self.factory.core.reactor.seconds()))
 
     def _grace_over(self) -> None:
         self._grace = None
+        if not self._keyed:
+            log.info("SFTP connection from {address} did not finish the key exchange in time", address=self.address)
+            self.transport.loseConnection()
+            return
         log.info("SFTP connection from {address} did not sign in in time", address=self.address)
         self.sendDisconnect(transport.DISCONNECT_PROTOCOL_ERROR, b"sign-in took too long")
+
+    def _evicted(self) -> None:
+        """A full sign-in pool makes room for a newcomer from a quieter address."""
+        log.info("SFTP connection from {address} hung up to make room for others", address=self.address)
+        self.transport.loseConnection()
 
     def signed_in(self) -> None:
         if self._grace is not None and self._grace.active():
@@ -126,7 +153,7 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
 
 class ApplianceSSHFactory(factory.SSHFactory):
     protocol = ApplianceTransport
-    services = {b"ssh-userauth": ApplianceUserAuth, b"ssh-connection": SSHConnection}
+    services = {b"ssh-userauth": ApplianceUserAuth, b"ssh-connection": Connection}
     noisy = False
 
     def __init__(self, core):
@@ -153,7 +180,15 @@ class ApplianceSSHFactory(factory.SSHFactory):
 # subclasses; the daemon's log filter keeps these to warnings and errors.
 LIBRARY_LOG_NAMESPACES = tuple(
     f"{cls.__module__}.{cls.__name__}"
-    for cls in (ApplianceTransport, ApplianceUserAuth, ApplianceSSHFactory, SftpSession, SftpUser, SftpProtocol)
+    for cls in (
+        ApplianceTransport,
+        ApplianceUserAuth,
+        ApplianceSSHFactory,
+        Connection,
+        SftpSession,
+        SftpUser,
+        SftpProtocol,
+    )
 )
 
 

@@ -27,6 +27,7 @@ from ...core.files import FileSession
 from ...errors import ApplianceError, AuthenticationFailed
 from ...threads import as_deferred
 from .server import FilesServer, SftpProtocol
+from .transport import BufferedChannel
 
 log = Logger()
 
@@ -74,7 +75,7 @@ class CoreChecker:
         return await self._auth.login(username, protocol="sftp", address=address, password=_text(credentials.password))
 
 
-class SftpSession(session.SSHSession):
+class SftpSession(BufferedChannel, session.SSHSession):
     """A session channel: the sftp subsystem and nothing else."""
 
     def request_subsystem(self, data):
@@ -102,6 +103,10 @@ class SftpSession(session.SSHSession):
         """The client is done (scp waits for an exit status, as from OpenSSH's sftp-server)."""
         if self.client is not None:
             self.client.transport.loseConnection()
+        self.when_drained(self._exit)
+
+    def _exit(self) -> None:
+        """The exit status after the last reply, then the close."""
         self.conn.sendRequest(self, b"exit-status", struct.pack(">L", 0))
         self.loseConnection()
 

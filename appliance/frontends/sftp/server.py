@@ -19,7 +19,9 @@ from twisted.conch.interfaces import ISFTPFile, ISFTPServer
 from twisted.conch.ssh.common import getNS
 from twisted.conch.ssh.filetransfer import (
     FX_BAD_MESSAGE,
+    FX_EOF,
     FX_FAILURE,
+    FX_OK,
     FX_OP_UNSUPPORTED,
     FX_PERMISSION_DENIED,
     FXF_APPEND,
@@ -28,6 +30,7 @@ from twisted.conch.ssh.filetransfer import (
     FXF_READ,
     FXF_TRUNC,
     FXF_WRITE,
+    FXP_DATA,
     FileTransferBase,
     FileTransferServer,
     SFTPError,
@@ -44,6 +47,11 @@ from .errors import sftp_error
 log = Logger()
 
 MAX_PACKET = 256 * 1024  # larger SFTP packets are refused: the connection is closed
+MAX_READ = MAX_PACKET - 1024  # a longer READ gets a short reply, as from OpenSSH's sftp-server
+_U32 = struct.Struct("!L")
+_READ = struct.Struct("!QL")  # offset, length
+_WRITE = struct.Struct("!QL")  # offset, data length
+_DATA_HEAD = struct.Struct("!LB4sL")  # packet length, FXP_DATA, request id, data length
 EXTENSIONS = {b"posix-rename@openssh.com": b"1", b"statvfs@openssh.com": b"2", b"fstatvfs@openssh.com": b"2"}
 
 
@@ -61,6 +69,38 @@ def _call(coroutine) -> defer.Deferred:
 
 def _as_status(failure: Failure):
     raise sftp_error(failure.value)
+
+
+def run_now(coroutine, done, failed, _result=None) -> None:
+    """Run a core coroutine and call `done(result)` or `failed(exception)`.
+
+    Most reads and writes finish without waiting (the bytes are in the
+    read-ahead window, the write goes to a buffer): then there is no Deferred
+    at all. When the coroutine waits on a Deferred it is resumed from that
+    Deferred's callback with the result, or with the failure thrown into it.
+    """
+    try:
+        if isinstance(_result, Failure):
+            waiting = _result.throwExceptionIntoGenerator(coroutine)
+        else:
+            waiting = coroutine.send(_result)
+    except StopIteration as finished:
+        done(finished.value)
+        return
+    except Exception as e:  # noqa: BLE001 - handed to the caller's error path
+        failed(e)
+        return
+    if not isinstance(waiting, defer.Deferred):
+        coroutine.close()
+        failed(TypeError(f"a core coroutine awaited {waiting!r}, not a Deferred"))
+        return
+    waiting.addBoth(_resume, coroutine, done, failed)
+
+
+def _resume(result, coroutine, done, failed) -> None:
+    # the result goes into the coroutine (a failure is thrown into it, so it is
+    # handled there): the Deferred's own chain ends with None
+    run_now(coroutine, done, failed, result)
 
 
 def attributes(entry: Entry) -> dict:
@@ -93,6 +133,9 @@ class ReadFile:
     def readChunk(self, offset, length):
         return _call(self.reader.read(offset, length))
 
+    def read(self, offset, length):
+        return self.reader.read(offset, length)
+
     def writeChunk(self, offset, data):
         raise SFTPError(FX_PERMISSION_DENIED, "This file was opened for reading.")
 
@@ -121,7 +164,10 @@ class WriteFile:
         raise SFTPError(FX_OP_UNSUPPORTED, "Reading a file opened for upload is not supported.")
 
     def writeChunk(self, offset, data):
-        return _call(self.writer.write(self.writer.size if self.append else offset, data))
+        return _call(self.write(offset, data))
+
+    def write(self, offset, data):
+        return self.writer.write(self.writer.size if self.append else offset, data)
 
     def getAttrs(self):
         now = int(time.time())
@@ -170,9 +216,19 @@ class FilesServer:
     # -- files ----------------------------------------------------------------------
 
     def openFile(self, filename, flags, attrs):
+        return self._counted(self._open, _text(filename), flags)
+
+    def _counted(self, opener, *args) -> defer.Deferred:
+        """Open a handle (file or folder), counted from the moment it is asked for, so
+        pipelined OPENs cannot all pass the check before the first one is counted."""
         if self.open_handles >= self.max_open_handles:
             raise SFTPError(FX_FAILURE, f"Too many open files (at most {self.max_open_handles} per session).")
-        return _call(self._open(_text(filename), flags))
+        self.open_handles += 1
+        return _call(opener(*args)).addErrback(self._open_failed)
+
+    def _open_failed(self, failure: Failure):
+        self.closed_handle()
+        return failure
 
     async def _open(self, path: str, flags: int):
         if flags & (FXF_WRITE | FXF_APPEND):
@@ -187,7 +243,6 @@ class FilesServer:
             handle = ReadFile(await self.session.open_read(path), entry)
         else:
             raise SFTPError(FX_BAD_MESSAGE, "Open for neither reading nor writing.")
-        self.open_handles += 1
         return handle
 
     def closed_handle(self) -> None:
@@ -207,7 +262,7 @@ class FilesServer:
         return _call(self.session.rmdir(_text(path)))
 
     def openDirectory(self, path):
-        return _call(self._list(_text(path)))
+        return self._counted(self._list, _text(path))  # a listing is held in memory: it counts too
 
     async def _list(self, path: str) -> Listing:
         return Listing(await self.session.list(path))
@@ -287,7 +342,7 @@ class SftpProtocol(FileTransferServer):
         start = 0
         while len(buf) - start >= 9:
             length, kind = struct.unpack_from("!LB", buf, start)
-            if length > MAX_PACKET:
+            if length > MAX_PACKET or length < 1:  # an empty packet has not even a type
                 log.warn("SFTP packet of {length} bytes refused; closing the session", length=length)
                 self.buf = bytearray()
                 self.transport.loseConnection()
@@ -303,6 +358,9 @@ class SftpProtocol(FileTransferServer):
         name = self.packetTypes.get(kind)
         handler = getattr(self, f"packet_{name}", None) if name else None
         request_id = data[:4]
+        if len(request_id) < 4:  # too short for a request id: answered with a zero id, not a shifted reply
+            self._sendStatus(request_id.ljust(4, b"\0"), FX_BAD_MESSAGE, b"Malformed request.")
+            return
         if handler is None:
             self._sendStatus(request_id, FX_OP_UNSUPPORTED, b"Unsupported request.")
             return
@@ -314,18 +372,66 @@ class SftpProtocol(FileTransferServer):
             log.failure("malformed SFTP request of type {kind}", kind=kind)
             self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
 
+    # READ and WRITE, the requests of a transfer, go straight to the core's
+    # coroutines (see run_now); a reply goes out as header and data, uncopied.
+
+    def packet_READ(self, data):
+        request_id = data[:4]
+        try:
+            (size,) = _U32.unpack_from(data, 4)
+            handle = data[8 : 8 + size]
+            offset, length = _READ.unpack_from(data, 8 + size)
+        except struct.error:
+            self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
+            return
+        file = self.openFiles.get(handle)
+        if not isinstance(file, ReadFile):
+            self._not_for(file, request_id, b"Reading a file opened for upload is not supported.")
+            return
+        run_now(
+            file.read(offset, min(length, MAX_READ)),
+            lambda chunk: self._send_data(request_id, chunk),
+            lambda error: self._failed(error, request_id),
+        )
+
+    def _send_data(self, request_id: bytes, chunk: bytes) -> None:
+        if not chunk:
+            self._sendStatus(request_id, FX_EOF, b"End of file")
+            return
+        write = self.transport.write
+        write(_DATA_HEAD.pack(9 + len(chunk), FXP_DATA, request_id, len(chunk)))
+        write(chunk)
+
     def packet_WRITE(self, data):
         request_id = data[:4]
-        handle, rest = getNS(data[4:])
-        (offset,) = struct.unpack("!Q", rest[:8])
-        payload, _ = getNS(rest[8:])
+        try:
+            (size,) = _U32.unpack_from(data, 4)
+            handle = data[8 : 8 + size]
+            offset, length = _WRITE.unpack_from(data, 8 + size)
+        except struct.error:
+            length, size = -1, 0
+        start = 20 + size
+        if length < 0 or len(data) < start + length:
+            self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
+            return
         file = self.openFiles.get(handle)
+        if not isinstance(file, WriteFile):
+            self._not_for(file, request_id, b"This file was opened for reading.")
+            return
+        run_now(
+            file.write(offset, data[start : start + length]),
+            lambda _: self._sendStatus(request_id, FX_OK, b""),
+            lambda error: self._failed(error, request_id),
+        )
+
+    def _not_for(self, file, request_id: bytes, message: bytes) -> None:
         if file is None:
             self._sendStatus(request_id, FX_FAILURE, b"Invalid handle.")
-            return
-        d = defer.maybeDeferred(file.writeChunk, offset, payload)
-        d.addCallback(self._cbStatus, request_id, b"write succeeded")
-        d.addErrback(self._ebStatus, request_id, b"write failed")
+        else:
+            self._sendStatus(request_id, FX_PERMISSION_DENIED, message)
+
+    def _failed(self, error: BaseException, request_id: bytes) -> None:
+        self._ebStatus(Failure(sftp_error(error)), request_id)
 
     def packet_CLOSE(self, data):
         request_id = data[:4]
@@ -338,6 +444,7 @@ class SftpProtocol(FileTransferServer):
             d.addErrback(self._ebStatus, request_id, b"close failed")
         elif handle in self.openDirs:
             directory, _ = self.openDirs.pop(handle)
+            self.client.closed_handle()
             directory.close()
             self._sendStatus(request_id, 0, b"closed")
         else:
@@ -354,20 +461,67 @@ class SftpProtocol(FileTransferServer):
         d.addErrback(self._ebStatus, request_id, b"extended request failed")
 
     def _ebStatus(self, reason, requestId, msg=b"request failed"):
-        # Conch logs every failure; a refusal by the core is routine, not an error to log.
-        value = reason.value
-        if isinstance(value, SFTPError):
-            message = value.message
-            self._sendStatus(requestId, value.code, message.encode("utf-8") if isinstance(message, str) else message)
+        """Twisted's, except that refusals are not logged (they are routine) and our
+        messages (which may name a file) go out as UTF-8, as the protocol says,
+        instead of failing on the first non-ASCII letter."""
+        error = reason.value
+        if isinstance(error, SFTPError):
+            code, message = error.code, error.message
+        elif isinstance(error, EOFError):
+            code, message = FX_EOF, error.args[0] if error.args else msg
+        elif isinstance(error, NotImplementedError):
+            code, message = FX_OP_UNSUPPORTED, error.args[0] if error.args else msg
+        else:
+            return super()._ebStatus(reason, requestId, msg)
+        if isinstance(message, str):
+            message = message.encode("utf-8", "replace")
+        self._sendStatus(requestId, code, message)
+        return None
+
+    # Conch answers a request on an unknown handle by logging a KeyError: refuse it as CLOSE does.
+
+    def packet_READDIR(self, data):
+        if self._known(data, self.openDirs):
+            super().packet_READDIR(data)
+
+    def packet_FSTAT(self, data):
+        if self._known(data, self.openFiles):
+            super().packet_FSTAT(data)
+
+    def packet_FSETSTAT(self, data):
+        if self._known(data, self.openFiles):
+            super().packet_FSETSTAT(data)
+
+    def _known(self, data: bytes, handles: dict) -> bool:
+        handle, _ = getNS(data[4:])
+        if handle in handles:
+            return True
+        self._sendStatus(data[:4], FX_FAILURE, b"Invalid handle.")
+        return False
+
+    def _cbOpenFile(self, fileObj, requestId):
+        if not self.connected:  # opened after the client went away: nobody will close it
+            self._discard(fileObj.abort())
             return
-        super()._ebStatus(reason, requestId, msg)
+        super()._cbOpenFile(fileObj, requestId)
+
+    def _cbOpenDirectory(self, dirObj, requestId):
+        if not self.connected:
+            self.client.closed_handle()
+            dirObj.close()
+            return
+        super()._cbOpenDirectory(dirObj, requestId)
+
+    def _discard(self, aborted: defer.Deferred) -> None:
+        self.client.closed_handle()
+        aborted.addErrback(lambda f: log.failure("cleaning up after a lost SFTP session", f))
 
     def connectionLost(self, reason):
         """The client went away: uploads in progress are aborted (never committed)."""
         self.connected = False
         files, self.openFiles = self.openFiles, {}
         for file in files.values():
+            self._discard(file.abort())
+        for _ in self.openDirs:
             self.client.closed_handle()
-            d = file.abort()
-            d.addErrback(lambda f: log.failure("cleaning up after a lost SFTP session", f))
         self.openDirs = {}

@@ -1,42 +1,118 @@
-import { createContext, useCallback, useContext, useState } from "react";
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useMemo,
+  useRef,
+  useState,
+} from "react";
 
-// Notifications (console-spec §9): bottom-right, 5000 ms by default (0 keeps one).
-const NotifyContext = createContext(() => {});
-export const POSITIONS = ["top-left", "top-right", "bottom-left", "bottom-right", "top", "bottom", "left", "right", "center"];
+// Notifications (console-spec §9): bottom-right and 5000 ms by default; 0 keeps one until closed.
+export const POSITIONS = [
+  "top-left",
+  "top-right",
+  "bottom-left",
+  "bottom-right",
+  "top",
+  "bottom",
+  "left",
+  "right",
+  "center",
+];
+export const TYPES = ["positive", "negative", "warning", "info", "ongoing"];
+export const DEFAULTS = {
+  type: "info",
+  timeout: 5000,
+  position: "bottom-right",
+};
+
+const NotifyContext = createContext(() => () => {});
 
 export function NotificationsProvider({ children }) {
   const [notes, setNotes] = useState([]);
-  const notify = useCallback((message, { type = "info", timeout = 5000, position = "bottom-right" } = {}) => {
-    const id = Math.random().toString(36).slice(2);
-    setNotes((all) => [...all, { id, message: String(message), type, position }]);
-    if (timeout > 0) setTimeout(() => setNotes((all) => all.filter((n) => n.id !== id)), timeout);
-  }, []);
+  const counter = useRef(0);
+  const dismiss = useCallback(
+    (id) => setNotes((all) => all.filter((n) => n.id !== id)),
+    [],
+  );
+  /** Show a message; returns a function that closes it (for ongoing ones). */
+  const notify = useCallback(
+    (message, options = {}) => {
+      const { type, timeout, position } = { ...DEFAULTS, ...options };
+      counter.current += 1;
+      const id = counter.current;
+      const note = {
+        id,
+        message: String(message),
+        type: TYPES.includes(type) ? type : DEFAULTS.type,
+        position: POSITIONS.includes(position) ? position : DEFAULTS.position,
+        persistent: !(timeout > 0),
+      };
+      setNotes((all) => [...all, note]);
+      if (timeout > 0) setTimeout(() => dismiss(id), timeout);
+      return () => dismiss(id);
+    },
+    [dismiss],
+  );
+  const groups = useMemo(
+    () =>
+      POSITIONS.map((position) => [
+        position,
+        notes.filter((n) => n.position === position),
+      ]),
+    [notes],
+  );
   return (
     <NotifyContext.Provider value={notify}>
       {children}
-      {POSITIONS.map((position) => {
-        const here = notes.filter((n) => n.position === position);
-        return here.length ? (
-          <div key={position} className={`notifications ${position}`} role="status" aria-live="polite">
-            {here.map((n) => (
-              <div key={n.id} className={`note ${n.type}`}>{n.message}</div>
+      {groups.map(([position, here]) =>
+        here.length ? (
+          <div
+            key={position}
+            className={`notifications ${position}`}
+            role="status"
+            aria-live="polite"
+          >
+            {here.map((note) => (
+              <div
+                key={note.id}
+                className={`note ${note.type}`}
+                data-testid="notification"
+              >
+                {note.type === "ongoing" ? (
+                  <span className="spinner" aria-hidden="true" />
+                ) : null}
+                <span className="note-text">{note.message}</span>
+                {note.persistent ? (
+                  <button
+                    className="note-close"
+                    aria-label="Close"
+                    onClick={() => dismiss(note.id)}
+                  >
+                    ×
+                  </button>
+                ) : null}
+              </div>
             ))}
           </div>
-        ) : null;
-      })}
+        ) : null,
+      )}
     </NotifyContext.Provider>
   );
 }
 
+/** notify(message, {type, timeout, position}) */
 export const useNotify = () => useContext(NotifyContext);
 
-/** The message to show for an API error: its detail, or its field messages. */
+/** The message to show for an API error: its detail, or its first field's messages. */
 export function errorText(error) {
   const data = error && error.data;
-  if (data && data.detail) return data.detail;
+  if (data && typeof data.detail === "string") return data.detail;
   if (data && typeof data === "object") {
-    const first = Object.entries(data).find(([, v]) => Array.isArray(v));
-    if (first) return `${first[0]}: ${first[1].join(" ")}`;
+    const first = Object.entries(data).find(
+      ([, v]) => Array.isArray(v) && v.length,
+    );
+    if (first) return `${first[0]}: ${first[1].map(String).join(" ")}`;
   }
   return (error && error.message) || "Something went wrong.";
 }

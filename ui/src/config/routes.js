@@ -1,13 +1,31 @@
-export const routes = {
+// Every route path of the console (console-spec §2), in one place.
+export const paths = {
   login: "/auth/login",
   register: "/auth/register",
-  forgot: "/auth/forgot-password",
+  forgotPassword: "/auth/forgot-password",
   billing: "/auth/billing",
   shared: "/auth/shared",
   dashboard: "/",
   files: "/fileviewer",
+  sources: "/admin/sources",
+  sourceCreate: "/admin/sources/create",
+  sourceCallback: "/admin/sources/callback",
+  source: (id) => `/admin/sources/${id}`,
+  profiles: "/admin/profiles",
+  profileCreate: "/admin/profiles/create",
+  profile: (id) => `/admin/profiles/${id}`,
+  tokens: "/admin/tokens",
+  tokenCreate: "/admin/tokens/create",
+  token: (id) => `/admin/tokens/${id}`,
+  mailboxes: "/admin/mailboxes",
+  mailboxCreate: "/admin/mailboxes/create",
+  mailbox: (id) => `/admin/mailboxes/${id}`,
+  mailboxRuns: (id) => `/admin/mailboxes/${id}/runs`,
+  god: "/admin/god",
+  godLogs: (id) => `/admin/god/${id}/logs`,
   organisation: "/admin/organisation",
+  logs: "/admin/logs",
   userTerms: "/user-terms",
+  docs: "/docs",
+  error: "/error",
 };
-export const DOCUMENTATION_URL = "/docs/";
-export const DEFAULT_BRANDING = { branding: false, branding_logo: null, main: "#1E1E1E", auth: "#2f3033" };

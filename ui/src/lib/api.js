@@ -48,7 +48,8 @@ function onLoginPage() {
 export function apiUrl(path, params) {
   const url = new URL(`${backendBase()}/api/portal/${path.replace(/^\//, "")}`);
   for (const [key, value] of Object.entries(params || {})) {
-    if (value !== undefined && value !== null && value !== "") url.searchParams.set(key, value);
+    if (value !== undefined && value !== null && value !== "")
+      url.searchParams.set(key, value);
   }
   return url.toString();
 }
@@ -67,7 +68,8 @@ let refreshing = null;
 
 /** One refresh at a time: calls failing together share it (a refresh token works once). */
 function refreshSession() {
-  if (!refreshing) refreshing = refreshOnce().finally(() => (refreshing = null));
+  if (!refreshing)
+    refreshing = refreshOnce().finally(() => (refreshing = null));
   return refreshing;
 }
 
@@ -89,9 +91,23 @@ async function refreshOnce() {
   }
 }
 
+/**
+ * For clients that make their own requests (the resumable uploads): renew the
+ * access token after a 401 token_not_valid, sharing the one refresh in flight; on
+ * failure the session is cleared and the console goes to /auth/login (§4, §8).
+ */
+export async function refreshAccess() {
+  if (await refreshSession()) return true;
+  clearSession();
+  navigate("/auth/login");
+  return false;
+}
+
 async function checkInitialized() {
   try {
-    const response = await fetch(apiUrl("initialized/"), { credentials: "include" });
+    const response = await fetch(apiUrl("initialized/"), {
+      credentials: "include",
+    });
     if (response.status !== 200) return false;
     return Boolean((await response.json()).initialized);
   } catch {
@@ -99,35 +115,68 @@ async function checkInitialized() {
   }
 }
 
-/** One call, with every rule of the error catalogue. */
-export async function request(method, path, { params, body, headers, blob, retried } = {}) {
-  const session = getSession();
-  const init = { method, credentials: "include", headers: { ...(headers || {}) } };
+/**
+ * One call, with every rule of the error catalogue. `anonymous` calls (the public
+ * share pages) send no token and skip the refresh and redirect rules: a visitor
+ * has no session to refresh and no organisation to be sent to the billing page of.
+ */
+export async function request(
+  method,
+  path,
+  { params, body, headers, blob, retried, anonymous } = {},
+) {
+  const session = anonymous ? null : getSession();
+  const init = {
+    method,
+    credentials: "include",
+    headers: { ...(headers || {}) },
+  };
   if (body instanceof FormData) {
     init.body = body;
   } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  if (session && session.access) init.headers.Authorization = `Bearer ${session.access}`;
+  if (session && session.access)
+    init.headers.Authorization = `Bearer ${session.access}`;
   const response = await fetch(apiUrl(path, params), init);
   if (response.ok) {
     if (blob) return response.blob();
     return response.status === 204 ? null : readBody(response);
   }
   const data = await readBody(response);
-  if (response.status === 401 && data && data.code === "token_not_valid" && data.messages) {
+  if (anonymous) throw new ApiError(response.status, data);
+  if (
+    response.status === 401 &&
+    data &&
+    data.code === "token_not_valid" &&
+    data.messages
+  ) {
     if (!retried && (await refreshSession())) {
-      return request(method, path, { params, body, headers, blob, retried: true });
+      return request(method, path, {
+        params,
+        body,
+        headers,
+        blob,
+        retried: true,
+      });
     }
     clearSession();
     navigate("/auth/login");
   } else if (method === "GET" && !onLoginPage()) {
     if (response.status === 500 && !(await checkInitialized())) {
       navigate("/auth/login");
-    } else if (response.status === 403 && data && data.detail === "Organisation payment missing") {
+    } else if (
+      response.status === 403 &&
+      data &&
+      data.detail === "Organisation payment missing"
+    ) {
       navigate("/auth/billing");
-    } else if (response.status === 403 && data && data.detail === "Organisation is deleted") {
+    } else if (
+      response.status === 403 &&
+      data &&
+      data.detail === "Organisation is deleted"
+    ) {
       navigate("/auth/login");
     }
   }
@@ -142,18 +191,29 @@ export const api = {
   patch: (path, body) => request("PATCH", path, { body }),
   delete: (path, params) => request("DELETE", path, { params }),
   /** Multipart upload with progress (XMLHttpRequest: fetch reports no upload progress). */
-  upload(path, formData, { method = "POST", params, onProgress } = {}) {
+  upload(
+    path,
+    formData,
+    { method = "POST", params, onProgress, headers, anonymous, signal } = {},
+  ) {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open(method, apiUrl(path, params));
       xhr.withCredentials = true;
-      const session = getSession();
-      if (session && session.access) xhr.setRequestHeader("Authorization", `Bearer ${session.access}`);
+      const session = anonymous ? null : getSession();
+      if (session && session.access)
+        xhr.setRequestHeader("Authorization", `Bearer ${session.access}`);
+      for (const [name, value] of Object.entries(headers || {}))
+        xhr.setRequestHeader(name, value);
+      if (signal) signal.addEventListener("abort", () => xhr.abort());
+      xhr.onabort = () =>
+        reject(new ApiError(0, { detail: "The upload was cancelled." }));
       xhr.upload.onprogress = (event) => {
-        if (onProgress && event.lengthComputable) onProgress(event.loaded / event.total);
+        if (onProgress && event.lengthComputable)
+          onProgress(event.loaded / event.total);
       };
       xhr.onload = () => {
-        let data = null;
+        let data;
         try {
           data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
         } catch {
@@ -162,11 +222,13 @@ export const api = {
         if (xhr.status >= 200 && xhr.status < 300) resolve(data);
         else reject(new ApiError(xhr.status, data));
       };
-      xhr.onerror = () => reject(new ApiError(0, { detail: "The upload was interrupted." }));
+      xhr.onerror = () =>
+        reject(new ApiError(0, { detail: "The upload was interrupted." }));
       xhr.send(formData);
     });
   },
 };
 
 /** SWR's fetcher: keys are [path, params]. */
-export const fetcher = (key) => (Array.isArray(key) ? api.get(key[0], key[1]) : api.get(key));
+export const fetcher = (key) =>
+  Array.isArray(key) ? api.get(key[0], key[1]) : api.get(key);

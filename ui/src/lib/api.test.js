@@ -1,11 +1,25 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { api, backendBase, getSession, setSession, setupHttpClient, SESSION_KEY } from "./api.js";
+import {
+  api,
+  backendBase,
+  getSession,
+  refreshAccess,
+  setSession,
+  setupHttpClient,
+  SESSION_KEY,
+} from "./api.js";
 
 function reply(status, body) {
-  return Promise.resolve(new Response(body === undefined ? "" : JSON.stringify(body), { status }));
+  return Promise.resolve(
+    new Response(body === undefined ? "" : JSON.stringify(body), { status }),
+  );
 }
 
-const TOKEN_NOT_VALID = { detail: "Given token not valid for any token type", code: "token_not_valid", messages: [{}] };
+const TOKEN_NOT_VALID = {
+  detail: "Given token not valid for any token type",
+  code: "token_not_valid",
+  messages: [{}],
+};
 
 describe("the HTTP client", () => {
   let navigate;
@@ -18,11 +32,19 @@ describe("the HTTP client", () => {
   afterEach(() => vi.unstubAllGlobals());
 
   it("maps page port 9000 to 8000 and keeps the protocol", () => {
-    expect(backendBase({ protocol: "https:", hostname: "files.example.com", port: "9000" })).toBe(
-      "https://files.example.com:8000",
+    expect(
+      backendBase({
+        protocol: "https:",
+        hostname: "files.example.com",
+        port: "9000",
+      }),
+    ).toBe("https://files.example.com:8000");
+    expect(
+      backendBase({ protocol: "http:", hostname: "h", port: "8443" }),
+    ).toBe("http://h:8443");
+    expect(backendBase({ protocol: "https:", hostname: "h", port: "" })).toBe(
+      "https://h",
     );
-    expect(backendBase({ protocol: "http:", hostname: "h", port: "8443" })).toBe("http://h:8443");
-    expect(backendBase({ protocol: "https:", hostname: "h", port: "" })).toBe("https://h");
   });
 
   it("sends the Bearer token from authUser, credentials and JSON", async () => {
@@ -43,13 +65,19 @@ describe("the HTTP client", () => {
     const fetch = vi
       .fn()
       .mockImplementationOnce(() => reply(401, TOKEN_NOT_VALID))
-      .mockImplementationOnce(() => reply(200, { access: "new", refresh: "R2" }))
+      .mockImplementationOnce(() =>
+        reply(200, { access: "new", refresh: "R2" }),
+      )
       .mockImplementationOnce(() => reply(200, { done: true }));
     vi.stubGlobal("fetch", fetch);
     expect(await api.get("organisation/")).toEqual({ done: true });
     expect(fetch.mock.calls[1][0]).toMatch(/token\/refresh\/$/);
     expect(fetch.mock.calls[2][1].headers.Authorization).toBe("Bearer new");
-    expect(getSession()).toEqual({ access: "new", refresh: "R2", username: "u" });
+    expect(getSession()).toEqual({
+      access: "new",
+      refresh: "R2",
+      username: "u",
+    });
   });
 
   it("shares one refresh between calls that fail together", async () => {
@@ -62,10 +90,16 @@ describe("the HTTP client", () => {
           refreshes += 1;
           return reply(200, { access: "new", refresh: "R2" });
         }
-        return init.headers.Authorization === "Bearer new" ? reply(200, { ok: url }) : reply(401, TOKEN_NOT_VALID);
+        return init.headers.Authorization === "Bearer new"
+          ? reply(200, { ok: url })
+          : reply(401, TOKEN_NOT_VALID);
       }),
     );
-    const results = await Promise.all([api.get("a/"), api.get("b/"), api.get("c/")]);
+    const results = await Promise.all([
+      api.get("a/"),
+      api.get("b/"),
+      api.get("c/"),
+    ]);
     expect(results.map((r) => r.ok.slice(-2))).toEqual(["a/", "b/", "c/"]);
     expect(refreshes).toBe(1);
     expect(navigate).not.toHaveBeenCalled();
@@ -75,9 +109,14 @@ describe("the HTTP client", () => {
     setSession({ access: "old", refresh: "R1" });
     vi.stubGlobal(
       "fetch",
-      vi.fn().mockImplementationOnce(() => reply(401, TOKEN_NOT_VALID)).mockImplementationOnce(() => reply(401, {})),
+      vi
+        .fn()
+        .mockImplementationOnce(() => reply(401, TOKEN_NOT_VALID))
+        .mockImplementationOnce(() => reply(401, {})),
     );
-    await expect(api.get("organisation/")).rejects.toMatchObject({ status: 401 });
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 401,
+    });
     expect(localStorage.getItem(SESSION_KEY)).toBeNull();
     expect(navigate).toHaveBeenCalledWith("/auth/login");
   });
@@ -87,10 +126,14 @@ describe("the HTTP client", () => {
     const fetch = vi
       .fn()
       .mockImplementationOnce(() => reply(401, TOKEN_NOT_VALID))
-      .mockImplementationOnce(() => reply(200, { access: "new", refresh: "R2" }))
+      .mockImplementationOnce(() =>
+        reply(200, { access: "new", refresh: "R2" }),
+      )
       .mockImplementationOnce(() => reply(401, TOKEN_NOT_VALID));
     vi.stubGlobal("fetch", fetch);
-    await expect(api.get("organisation/")).rejects.toMatchObject({ status: 401 });
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 401,
+    });
     expect(fetch).toHaveBeenCalledTimes(3);
     expect(navigate).toHaveBeenCalledWith("/auth/login");
   });
@@ -98,36 +141,84 @@ describe("the HTTP client", () => {
   it("checks initialized/ after a GET 500 and goes to login when it is false", async () => {
     vi.stubGlobal(
       "fetch",
-      vi.fn().mockImplementationOnce(() => reply(500, {})).mockImplementationOnce(() => reply(200, { initialized: false })),
+      vi
+        .fn()
+        .mockImplementationOnce(() => reply(500, {}))
+        .mockImplementationOnce(() => reply(200, { initialized: false })),
     );
-    await expect(api.get("dashboard/overview/")).rejects.toMatchObject({ status: 500 });
+    await expect(api.get("dashboard/overview/")).rejects.toMatchObject({
+      status: 500,
+    });
     expect(navigate).toHaveBeenCalledWith("/auth/login");
   });
 
   it("stays put after a GET 500 when the appliance is initialized", async () => {
     vi.stubGlobal(
       "fetch",
-      vi.fn().mockImplementationOnce(() => reply(500, {})).mockImplementationOnce(() => reply(200, { initialized: true })),
+      vi
+        .fn()
+        .mockImplementationOnce(() => reply(500, {}))
+        .mockImplementationOnce(() => reply(200, { initialized: true })),
     );
-    await expect(api.get("dashboard/overview/")).rejects.toMatchObject({ status: 500 });
+    await expect(api.get("dashboard/overview/")).rejects.toMatchObject({
+      status: 500,
+    });
     expect(navigate).not.toHaveBeenCalled();
   });
 
   it("sends a missing payment to /auth/billing and a deleted organisation to login", async () => {
-    vi.stubGlobal("fetch", vi.fn(() => reply(403, { detail: "Organisation payment missing" })));
-    await expect(api.get("organisation/")).rejects.toMatchObject({ status: 403 });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(403, { detail: "Organisation payment missing" })),
+    );
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 403,
+    });
     expect(navigate).toHaveBeenLastCalledWith("/auth/billing");
-    vi.stubGlobal("fetch", vi.fn(() => reply(403, { detail: "Organisation is deleted" })));
-    await expect(api.get("organisation/")).rejects.toMatchObject({ status: 403 });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(403, { detail: "Organisation is deleted" })),
+    );
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 403,
+    });
     expect(navigate).toHaveBeenLastCalledWith("/auth/login");
   });
 
   it("does not redirect on the login page and re-throws every error", async () => {
     window.history.pushState({}, "", "/auth/login");
-    vi.stubGlobal("fetch", vi.fn(() => reply(403, { detail: "Organisation payment missing" })));
-    await expect(api.get("organisation/")).rejects.toMatchObject({ status: 403 });
-    vi.stubGlobal("fetch", vi.fn(() => reply(400, { name: ["Enter a name."] })));
-    await expect(api.post("profiles/", {})).rejects.toMatchObject({ status: 400, data: { name: ["Enter a name."] } });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(403, { detail: "Organisation payment missing" })),
+    );
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 403,
+    });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(400, { name: ["Enter a name."] })),
+    );
+    await expect(api.post("profiles/", {})).rejects.toMatchObject({
+      status: 400,
+      data: { name: ["Enter a name."] },
+    });
     expect(navigate).not.toHaveBeenCalled();
+  });
+
+  it("refreshAccess renews the token for other clients, or ends the session", async () => {
+    setSession({ access: "old", refresh: "R1" });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(200, { access: "new", refresh: "R2" })),
+    );
+    expect(await refreshAccess()).toBe(true);
+    expect(getSession()).toMatchObject({ access: "new", refresh: "R2" });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => reply(401, TOKEN_NOT_VALID)),
+    );
+    expect(await refreshAccess()).toBe(false);
+    expect(getSession()).toBeNull();
+    expect(navigate).toHaveBeenCalledWith("/auth/login");
   });
 });

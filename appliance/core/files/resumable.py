@@ -1,0 +1,498 @@
+"""Resumable uploads: what the tus 1.0 protocol (core, creation, termination,
+expiration) needs from the files service, for any front end.
+
+An upload is created with its full length and a target path; its bytes then arrive
+over any number of requests, each appended at the recorded offset. They go to a
+hidden partial file in the target's folder (RESUMABLE_PREFIX + the upload's id:
+listings never show it, the crash sweep leaves it alone, and the final rename stays
+on one filesystem). Each append is fsynced before its new offset is recorded, so
+the offset a client is told survives a dropped connection and a restart. An upload
+belongs to its profile, not to the session that began it: a refreshed access token
+continues it, another profile is told it does not exist.
+
+When the last byte arrives the permissions are checked again, the partial file is
+renamed into place (never over an existing file unless overwrite was asked), one
+audit row is written and the upload's row is removed. Uploads left untouched for
+`expire_after` seconds are removed by a periodic job; partial files without a row
+(a crash between creating one and recording it) are removed at start-up.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import posixpath
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from twisted.internet import task
+from twisted.internet.defer import DeferredLock
+from twisted.logger import Logger
+
+from ...errors import AlreadyExists, Gone, Invalid, NotFound, PermissionDenied
+from ...models import Source, from_iso, to_iso
+from ...store import Store, queries
+from ...store import uploads as upload_queries
+from ...store.uploads import UploadRow
+from ...threads import Threads, spawn
+from ..audit import AuditLog
+from ..auth import Account
+from .service import FILE_MODE, FilesService
+from .tree import RESUMABLE_PREFIX, Tree, os_error, split_path, virtual
+
+log = Logger()
+
+DEFAULT_MAX_SIZE = 1 << 40  # 1 TiB
+DEFAULT_EXPIRE_AFTER = 24 * 3600  # seconds after the last append
+DEFAULT_SWEEP_INTERVAL = 600  # seconds between removals of expired uploads
+COPY_CHUNK = 1 << 20  # bytes per read when the body cannot be copied in the kernel
+KERNEL_CHUNK = 64 << 20  # bytes per copy_file_range call
+NO_SUCH_UPLOAD = "No such upload: it finished, was cancelled, or belongs to someone else."
+
+
+class OffsetMismatch(Invalid):
+    """The client's offset is not the upload's (tus answers 409 Conflict)."""
+
+
+class TooLarge(Invalid):
+    """More bytes than the upload's length or the appliance's limit (413)."""
+
+
+class _InFlight:
+    """An append in progress, among the uploads FilesService.drain waits for at shutdown.
+    Aborting it needs nothing: the offset last recorded stays true."""
+
+    async def abort(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class UploadState:
+    """What a client is told about an upload."""
+
+    id: str
+    path: str  # the target, a virtual path in the profile's home
+    length: int
+    offset: int
+    metadata: dict  # as the client sent it (values still base64), for echoing back
+    expires_at: float | None  # epoch seconds; None once complete
+    complete: bool
+
+
+class ResumableUploads:
+    def __init__(
+        self,
+        store: Store,
+        threads: Threads,
+        files: FilesService,
+        audit: AuditLog,
+        clock,
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        expire_after: float = DEFAULT_EXPIRE_AFTER,
+        sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
+    ):
+        self._store = store
+        self._threads = threads
+        self._files = files
+        self._audit = audit
+        self._clock = clock
+        self.max_size = max_size
+        self.expire_after = expire_after
+        self._sweep_interval = sweep_interval
+        self._locks: dict[str, DeferredLock] = {}
+        self._creating: set[str] = set()  # partial files made but not yet recorded
+        self._loop: task.LoopingCall | None = None
+
+    # -- the periodic job ------------------------------------------------------------
+
+    def start(self) -> None:
+        self._loop = task.LoopingCall(lambda: spawn(self.expire(), "removing expired resumable uploads"))
+        self._loop.clock = self._clock
+        self._loop.start(self._sweep_interval, now=True)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+
+    # -- one request at a time per upload -----------------------------------------------
+
+    @asynccontextmanager
+    async def exclusive(self, upload_id: str) -> AsyncIterator[None]:
+        """Hold the upload: appends, status, termination and expiry of one upload never
+        overlap. Taken at once when free (a caller can claim it before its first await)."""
+        lock = self._locks.setdefault(upload_id, DeferredLock())
+        await lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+            if not lock.locked and not lock.waiting:
+                self._locks.pop(upload_id, None)
+
+    # -- the protocol's operations ---------------------------------------------------------
+
+    async def create(
+        self,
+        account: Account,
+        protocol: str,
+        address: str,
+        *,
+        folder: str,
+        name: str,
+        length: int,
+        metadata: dict,
+        overwrite: bool = False,
+    ) -> UploadState:
+        """Begin an upload of `length` bytes to `folder`/`name` (`name` may hold folders,
+        created like a multipart upload creates them)."""
+        if length < 0:
+            raise Invalid("The upload's length cannot be negative.")
+        if length > self.max_size:
+            raise TooLarge(f"The upload is larger than the {self.max_size} bytes this appliance accepts.")
+        relative = (name or "").replace("\\", "/").lstrip("/")
+        if not relative.strip("/"):
+            raise Invalid("Name the file to upload.", {"filename": ["This field is required."]})
+        if ".." in relative.split("/"):
+            raise Invalid("File names may not contain '..'.", {"filename": ["Invalid file name."]})
+        files = await self._files.session(account, protocol, address)
+        folder = files.normalise(folder or "/")
+        target = files.normalise(posixpath.join(folder, relative))
+        if posixpath.dirname(target) != folder:
+            await files.mkdir(posixpath.dirname(target), parents=True)
+        reserved = await self._store.run(upload_queries.reserved_bytes, account.profile.id)
+        await files.check_upload(target, overwrite=overwrite, size=length, reserved=reserved)
+        upload_id = secrets.token_hex(16)
+        temp_name = RESUMABLE_PREFIX + upload_id
+        now = self._clock.seconds()
+        expires = now + self.expire_after
+        parts = split_path(target)
+        self._creating.add(temp_name)
+        try:
+            await self._threads.work(_create_partial, files.tree, parts, temp_name)
+            try:
+                await self._store.run(
+                    upload_queries.insert_upload,
+                    {
+                        "id": upload_id,
+                        "org_id": account.organisation.id,
+                        "profile_id": account.profile.id,
+                        "source_id": account.source.id,
+                        "home": account.profile.home,
+                        "path": target,
+                        "temp_name": temp_name,
+                        "length": length,
+                        "metadata": metadata,
+                        "overwrite": overwrite,
+                        "expires_at": _iso(expires),
+                        "created_at": _iso(now),
+                    },
+                )
+            except BaseException:
+                await self._threads.work(_remove_partial, files.tree, parts, temp_name)
+                raise
+        finally:
+            self._creating.discard(temp_name)
+        state = UploadState(upload_id, target, length, 0, metadata, expires, False)
+        if length == 0:  # nothing will be sent: it is complete now
+            async with self.exclusive(upload_id):
+                row = await self._store.run(upload_queries.get_upload, upload_id)
+                return await self._complete(account, protocol, address, files, row)
+        return state
+
+    async def status(self, account: Account, protocol: str, address: str, upload_id: str) -> UploadState:
+        """The upload's offset and length (HEAD). One whose bytes had all arrived but
+        that was not put in place (a crash in between) is completed now."""
+        async with self.exclusive(upload_id):
+            row, files = await self._reachable(account, protocol, address, upload_id)
+            if row.offset >= row.length:
+                return await self._complete(account, protocol, address, files, row)
+            return self._state(row)
+
+    async def append(
+        self,
+        account: Account,
+        protocol: str,
+        address: str,
+        upload_id: str,
+        offset: int,
+        body: io.IOBase,
+        *,
+        held: bool = False,
+    ) -> UploadState:
+        """Write the readable `body` (read from its start to its end, in chunks, on the
+        work pool) at `offset`, which must be the upload's offset. `held`: the caller
+        already holds `exclusive(upload_id)`."""
+        if not held:
+            async with self.exclusive(upload_id):
+                return await self.append(account, protocol, address, upload_id, offset, body, held=True)
+        row, files = await self._reachable(account, protocol, address, upload_id)
+        if offset != row.offset:
+            raise OffsetMismatch(f"The upload is at offset {row.offset}, not {offset}: ask for its offset and resume.")
+        size = await self._threads.work(_body_size, body)
+        if row.offset + size > row.length:
+            raise TooLarge(f"That is more than the upload's length of {row.length} bytes.")
+        parts = split_path(row.path)
+        in_flight = _InFlight()  # a shutdown gives it the grace uploads get, so its offset is recorded
+        self._files.uploads.add(in_flight)
+        try:
+            try:
+                written = await self._threads.work(
+                    _append_partial, files.tree, parts, row.temp_name, offset, body, size
+                )
+            except NotFound:
+                await self._discard(row)
+                raise Gone("The upload's partial file is gone: start the upload again.") from None
+            expires = self._clock.seconds() + self.expire_after
+            await self._store.run(upload_queries.set_offset, row.id, offset + written, _iso(expires))
+        finally:
+            self._files.uploads.discard(in_flight)
+        row = await self._store.run(upload_queries.get_upload, row.id)
+        if row.offset >= row.length:
+            return await self._complete(account, protocol, address, files, row)
+        return self._state(row)
+
+    async def terminate(self, account: Account, protocol: str, address: str, upload_id: str) -> None:
+        """Cancel an upload: its partial file and row go; the target is untouched."""
+        async with self.exclusive(upload_id):
+            row, _files = await self._reachable(account, protocol, address, upload_id)
+            await self._discard(row)
+
+    # -- housekeeping ------------------------------------------------------------------------
+
+    async def expire(self) -> int:
+        """Remove uploads whose time ran out (the periodic job); return how many."""
+        rows = await self._store.run(upload_queries.expired_uploads, _iso(self._clock.seconds()))
+        removed = 0
+        for stale in rows:
+            async with self.exclusive(stale.id):
+                row = await self._store.run(upload_queries.get_upload, stale.id)
+                if row is not None and self._expired(row):  # not renewed meanwhile
+                    await self._discard(row)
+                    removed += 1
+        if removed:
+            log.info("removed {count} expired resumable uploads", count=removed)
+        return removed
+
+    async def sweep(self, sources: list[Source]) -> int:
+        """Remove partial files no upload row knows (at start-up); return how many."""
+        removed = 0
+        for source in sources:
+            if source.type != "local":
+                continue
+            root = str(self._files.source_root(source))
+            found = await self._threads.work(_find_partials, root)
+            if not found:
+                continue
+            creating = set(self._creating)  # read before the rows: see create()
+            known = await self._store.run(upload_queries.temp_names, source.id)
+            orphans = [path for path in found if os.path.basename(path) not in known | creating]
+            removed += await self._threads.work(_unlink_all, orphans)
+        if removed:
+            log.info("removed {count} partial resumable uploads without a record", count=removed)
+        return removed
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _expired(self, row: UploadRow) -> bool:
+        return _epoch(row.expires_at) <= self._clock.seconds()
+
+    def _state(self, row: UploadRow) -> UploadState:
+        return UploadState(row.id, row.path, row.length, row.offset, row.metadata, _epoch(row.expires_at), False)
+
+    async def _reachable(self, account: Account, protocol: str, address: str, upload_id: str):
+        """The caller's own upload and its files session; 404 for anyone else's, 410 when expired."""
+        row = await self._store.run(upload_queries.get_upload, upload_id)
+        if (
+            row is None
+            or row.org_id != account.organisation.id
+            or row.profile_id != account.profile.id
+            or account.source is None
+            or row.source_id != account.source.id
+            or row.home != account.profile.home
+        ):
+            raise NotFound(NO_SUCH_UPLOAD)
+        if self._expired(row):
+            await self._discard(row)
+            raise Gone("The upload expired: start it again.")
+        files = await self._files.session(account, protocol, address)
+        return row, files
+
+    async def _complete(self, account: Account, protocol: str, address: str, files, row: UploadRow) -> UploadState:
+        """Every byte is there: check again, put the file in place, record it once."""
+        try:
+            replaced = await files.check_upload(row.path, overwrite=row.overwrite)
+            await self._threads.work(_commit_partial, files.tree, split_path(row.path), row.temp_name, row.overwrite)
+        except (AlreadyExists, Invalid, NotFound, PermissionDenied) as e:  # it can never complete now
+            await self._discard(row)
+            if isinstance(e, NotFound):
+                raise Gone("The upload's partial file is gone: start the upload again.") from None
+            raise
+        await self._store.run(upload_queries.delete_upload, row.id)
+        files.limits.committed(row.length, replaced)
+        await self._audit.transfer(account, protocol, address, "upload", row.path, row.length)
+        return UploadState(row.id, row.path, row.length, row.length, row.metadata, None, True)
+
+    async def _discard(self, row: UploadRow) -> None:
+        """Remove the partial file (wherever the profile's home now is) and the row."""
+        source = await self._store.run(queries.get_source, row.org_id, row.source_id)
+        if source is not None and source.type == "local":
+            home = self._files.source_root(source).joinpath(*split_path(row.home))
+            try:
+                await self._threads.work(_remove_partial_under, str(home), split_path(row.path), row.temp_name)
+            except Exception as e:  # noqa: BLE001 - the row goes anyway; the start-up sweep retries
+                log.warn("could not remove the partial upload {name}: {error}", name=row.temp_name, error=e)
+        await self._store.run(upload_queries.delete_upload, row.id)
+
+
+# -- on disk (the work pool) ---------------------------------------------------------------
+
+
+def _iso(epoch: float) -> str:
+    return to_iso(datetime.fromtimestamp(epoch, UTC))
+
+
+def _epoch(text: str) -> float:
+    moment = from_iso(text)
+    return moment.timestamp() if moment else 0.0
+
+
+def _create_partial(tree: Tree, parts: list[str], temp_name: str) -> None:
+    with tree.locate(parts, follow=False) as location:
+        try:
+            fd = os.open(
+                temp_name,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                FILE_MODE,
+                dir_fd=location.dir_fd,
+            )
+            os.close(fd)
+            os.fsync(location.dir_fd)
+        except OSError as e:
+            raise os_error(e, location.path) from None
+
+
+def _remove_partial(tree: Tree, parts: list[str], temp_name: str) -> None:
+    try:
+        with tree.locate(parts, follow=False) as location:
+            os.unlink(temp_name, dir_fd=location.dir_fd)
+    except (NotFound, FileNotFoundError):
+        pass
+
+
+def _remove_partial_under(home: str, parts: list[str], temp_name: str) -> None:
+    if os.path.isdir(home):
+        _remove_partial(Tree(home), parts, temp_name)
+
+
+def _body_size(body: io.IOBase) -> int:
+    """How many bytes the body holds (a cut-off body: as many as arrived)."""
+    try:
+        return body.seek(0, os.SEEK_END)
+    except (ValueError, OSError):  # closed under us: nothing to take
+        return 0
+
+
+def _pwrite_all(fd: int, data, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view = view[written:]
+        offset += written
+
+
+def _copy_body(body: io.IOBase, fd: int, offset: int, size: int) -> int:
+    """Copy the body's first `size` bytes to `fd` at `offset`: in the kernel when the body
+    is a file (Twisted spools large bodies to one), else through one reused buffer."""
+    done = 0
+    try:
+        body.flush()
+        source = body.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        source = None
+    while source is not None and done < size:
+        try:
+            copied = os.copy_file_range(source, fd, min(KERNEL_CHUNK, size - done), done, offset + done)
+        except OSError:
+            copied = 0
+        if copied == 0:
+            break
+        done += copied
+    buffer = memoryview(bytearray(min(COPY_CHUNK, max(size, 1))))
+    try:
+        body.seek(done)
+        while done < size:
+            count = body.readinto(buffer[: min(len(buffer), size - done)])
+            if not count:
+                break
+            _pwrite_all(fd, buffer[:count], offset + done)
+            done += count
+    except ValueError:  # the body was closed under us: keep what was written
+        pass
+    return done
+
+
+def _append_partial(tree: Tree, parts: list[str], temp_name: str, offset: int, body, size: int) -> int:
+    """Append the body at `offset` and fsync; return how many bytes were written."""
+    with tree.locate(parts, follow=False) as location:
+        try:
+            fd = os.open(temp_name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=location.dir_fd)
+        except OSError as e:
+            raise os_error(e, location.path) from None
+    try:
+        os.ftruncate(fd, offset)  # bytes past the recorded offset (a crash mid-append) are not the upload's
+        written = _copy_body(body, fd, offset, size)
+        os.fsync(fd)
+        return written
+    except OSError as e:
+        raise os_error(e, virtual(parts)) from None
+    finally:
+        os.close(fd)
+
+
+def _commit_partial(tree: Tree, parts: list[str], temp_name: str, overwrite: bool) -> None:
+    """Put the partial file in place: atomically, and never over a file unless `overwrite`."""
+    with tree.locate(parts, follow=False) as location:
+        dir_fd = location.dir_fd
+        try:
+            if overwrite:
+                os.rename(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                try:  # a hard link fails if the name is taken, with no window for a race
+                    os.link(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                except OSError as e:
+                    if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+                        raise
+                    if location.lstat() is not None:  # no hard links here: check, then rename
+                        raise FileExistsError(errno.EEXIST, "exists") from None
+                    os.rename(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                else:
+                    os.unlink(temp_name, dir_fd=dir_fd)
+            os.fsync(dir_fd)
+        except OSError as e:
+            raise os_error(e, location.path) from None
+
+
+def _find_partials(root: str) -> list[str]:
+    return [
+        os.path.join(folder, name)
+        for folder, _dirs, names in os.walk(root)
+        for name in names
+        if name.startswith(RESUMABLE_PREFIX)
+    ]
+
+
+def _unlink_all(paths: list[str]) -> int:
+    removed = 0
+    for path in paths:
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed

@@ -1,0 +1,387 @@
+"""The SSH layers under SFTP, with conch's per-packet work cut down.
+
+- `PacketTransport`: conch's server transport with packets sealed and opened
+  by packets.py (AES-GCM, EtM MACs, no quadratic receive buffer, one join per
+  packet sent), and `send_parts` to send a payload given in pieces. It offers
+  AES-GCM alone to clients that can take it (see `ssh_KEXINIT`).
+- `Connection`: channel data handed on with one copy instead of three.
+- `BufferedChannel`: a channel that gathers what is written in one reactor
+  turn and sends it in packets as large as the peer allows. An SFTP read
+  reply (13 bytes of header and 32 KiB of data, OpenSSH's default) no longer
+  costs two SSH packets, one of them tiny.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+
+from twisted.conch.ssh import channel, connection, transport
+from twisted.conch.ssh.common import getNS
+
+from .packets import MACS, PacketCiphers, PacketError, is_aead
+
+MSG_CHANNEL_DATA = 94
+_TYPE = [bytes((n,)) for n in range(256)]
+_TWO_U32 = struct.Struct(">2L")
+_IOV_MAX = 512  # pieces per sendmsg() (Linux allows 1024)
+_COMPACT_AT = 1 << 16  # receive-buffer bytes consumed before they are dropped from its front
+KEXINIT_WAIT = 1.0  # seconds to wait for the client's first KEXINIT before sending ours regardless
+
+
+class PacketTransport(transport.SSHServerTransport):
+    _inbuf: bytearray | None = None
+    _inpos = 0
+    _failed = False
+    clock = None  # the reactor (the global one unless set)
+    _held: list | None = None  # sealed packets gathered for one write (see hold)
+    _soon: list | None = None  # what runs after the packets of one dataReceived (see call_soon)
+    _kexinit_wait = None  # while the first KEXINIT waits for the client's
+    _first_offer_made = False
+
+    # ---- key exchange: our packet protection in place of conch's SSHCiphers
+
+    def sendKexInit(self):
+        """The first KEXINIT waits (up to KEXINIT_WAIT) for the client's, which
+        every common client sends at once: the cipher offer depends on it."""
+        if self.sessionID is None and not self._first_offer_made:
+            if self._kexinit_wait is None:
+                self._kexinit_wait = self._clock().callLater(KEXINIT_WAIT, self._kexinit_timeout)
+            return
+        super().sendKexInit()
+
+    def _kexinit_timeout(self) -> None:
+        self._kexinit_wait = None
+        if not self._first_offer_made and self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+            self._first_offer_made = True  # a client waiting for us: offer everything
+            super().sendKexInit()
+
+    def ssh_KEXINIT(self, packet):
+        """Negotiate with our packet protection in place of conch's SSHCiphers.
+
+        The cipher is the client's first choice among those offered (RFC 4253
+        7.1), and OpenSSH's client (up to 9.x) lists AES-CTR before AES-GCM: a
+        client that can take AES-GCM is offered AES-GCM alone, one that cannot
+        gets AES-CTR with the HMACs as before.
+        """
+        if not self._first_offer_made:
+            self._first_offer_made = True
+            if self._kexinit_wait is not None and self._kexinit_wait.active():
+                self._kexinit_wait.cancel()
+            self._kexinit_wait = None
+            if self._keyExchangeState == self._KEY_EXCHANGE_NONE:  # ours not sent yet: choose the offer
+                self.supportedCiphers = self._cipher_offer(packet)
+                # sent before negotiating, so that a client with nothing in common
+                # still reads our lists and can say what did not match
+                self.sendKexInit()
+        offered = self._aead_mac_fallback(packet)
+        if offered is not None:
+            # an AEAD cipher needs no MAC, but conch refuses a key exchange where
+            # none matches (OpenSSH's server ignores the MACs): accept the peer's first
+            self.supportedMACs = [*type(self).supportedMACs, offered]
+        try:
+            result = super().ssh_KEXINIT(packet)
+        finally:
+            self.__dict__.pop("supportedMACs", None)
+        proposed = getattr(self, "nextEncryptions", None)
+        if isinstance(proposed, transport.SSHCiphers) and None not in proposed.__dict__.values():
+            self.nextEncryptions = PacketCiphers(
+                proposed.outCipType, proposed.inCipType, proposed.outMACType, proposed.inMACType
+            )
+        return result
+
+    def _cipher_offer(self, packet: bytes) -> list[bytes]:
+        """Our AEAD ciphers alone if the client takes one of them both ways, else all ours.
+
+        Only for a client that also lists one of our MACs: one that insists on
+        others (say hmac-sha1) sees the whole offer and is refused as before,
+        its AES-CTR lacking a MAC, rather than slipping through on AES-GCM.
+        """
+        ours = list(self.supportedCiphers)
+        aead = [c for c in ours if is_aead(c)]
+        lists = _name_lists(packet)
+        if lists is None or not aead:
+            return ours
+        ciphers_in, ciphers_out, macs_in, macs_out = lists[2:6]
+        if all(any(c in aead for c in ciphers) for ciphers in (ciphers_in, ciphers_out)) and all(
+            any(m in MACS for m in macs) for macs in (macs_in, macs_out)
+        ):
+            return aead
+        return ours
+
+    def _aead_mac_fallback(self, packet: bytes) -> bytes | None:
+        """The peer's first MAC when an AEAD cipher will be chosen in a direction
+        whose MACs match none of ours, else None."""
+        lists = _name_lists(packet)
+        if lists is None:
+            return None
+        ciphers_in, ciphers_out, macs_in, macs_out = lists[2:6]
+        ours = self.supportedCiphers
+        for ciphers, macs in ((ciphers_in, macs_in), (ciphers_out, macs_out)):
+            cipher = next((c for c in ciphers if c in ours), None)
+            if cipher is not None and is_aead(cipher) and not any(m in MACS for m in macs) and macs[0]:
+                return macs[0]
+        return None
+
+    def _ciphers(self) -> PacketCiphers:
+        current = self.currentEncryptions
+        if not isinstance(current, PacketCiphers):  # conch's "none" set up in connectionMade
+            current = self.currentEncryptions = PacketCiphers.plain()
+        return current
+
+    # ---- sending
+
+    def sendPacket(self, messageType, payload):
+        self.send_parts(messageType, (payload,))
+
+    def send_parts(self, messageType: int, parts) -> None:
+        """Send one packet whose payload is the concatenation of `parts` (bytes or memoryviews)."""
+        if self._keyExchangeState != self._KEY_EXCHANGE_NONE and not self._allowedKeyExchangeMessageType(messageType):
+            self._blockedByKeyExchange.append((messageType, b"".join(parts)))
+            return
+        seq = self.outgoingPacketSequence
+        sealed = self._ciphers().out.seal(seq, [_TYPE[messageType], *parts])
+        self.outgoingPacketSequence = (seq + 1) & 0xFFFF_FFFF
+        if self._held is not None:
+            self._held += sealed
+        else:
+            self._write(sealed)
+
+    def hold(self) -> None:
+        """Gather the packets sent from now until release() into one write."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        pieces, self._held = self._held, None
+        if pieces:
+            self._write(pieces)
+
+    def _write(self, pieces: list) -> None:
+        """Hand sealed pieces to the socket with one sendmsg(), without joining
+        them, when Twisted has nothing of ours waiting to go; the rest, and
+        anything while it has, goes through Twisted's buffer."""
+        tcp = self.transport
+        try:
+            idle = not tcp._tempDataLen and tcp.offset == len(tcp.dataBuffer) and tcp.connected
+            sock = tcp.socket
+        except AttributeError:  # not Twisted's TCP transport (a test's): its own write
+            idle = False
+        if not idle or tcp.disconnecting or tcp._writeDisconnected:
+            tcp.writeSequence(pieces)
+            return
+        while pieces:
+            batch, pieces = pieces[:_IOV_MAX], pieces[_IOV_MAX:]
+            try:
+                sent = sock.sendmsg(batch)
+            except BlockingIOError:
+                sent = 0
+            except OSError:  # the connection is going: Twisted finds out on its own write
+                tcp.writeSequence(batch + pieces)
+                return
+            if sent < sum(len(p) for p in batch):
+                tcp.writeSequence(_unsent(batch, sent) + pieces)
+                return
+
+    # ---- receiving
+
+    def dataReceived(self, data):
+        if self._failed:
+            return
+        if not self.gotVersion:
+            # conch reads the version line and hands what follows to getPacket()
+            super().dataReceived(data)
+            return
+        self._append(data)
+        self._soon = soon = []
+        try:
+            self._read_packets()
+        finally:
+            self._soon = None
+            for fn in soon:
+                fn()
+
+    def getPacket(self):
+        """Conch's entry after the version line: read every packet in what came with it."""
+        if self.buf:
+            self._append(self.buf)
+            self.buf = b""
+        self._read_packets()
+        return None
+
+    def _append(self, data: bytes) -> None:
+        buf = self._inbuf
+        if buf is None:
+            self._inbuf = bytearray(data)
+            return
+        try:
+            if self._inpos >= _COMPACT_AT or self._inpos == len(buf):
+                del buf[: self._inpos]
+                self._inpos = 0
+            buf += data
+        except BufferError:  # a view of it is still alive somewhere: start a new one
+            self._inbuf = buf[self._inpos :] + data
+            self._inpos = 0
+
+    def _read_packets(self) -> None:
+        buf = self._inbuf
+        while buf is not None and not self._failed and len(buf) > self._inpos:
+            seq = self.incomingPacketSequence
+            with memoryview(buf) as view:
+                try:
+                    body, start, stop, used = self._ciphers().in_.open(view[self._inpos :], seq)
+                except PacketError as e:
+                    self._failed = True
+                    reason = transport.DISCONNECT_MAC_ERROR if e.mac else transport.DISCONNECT_PROTOCOL_ERROR
+                    self.sendDisconnect(reason, str(e).encode())
+                    return
+                if body is None:
+                    return
+                kind = body[start]
+                payload = bytes(body[start + 1 : stop])
+                del body
+            self._inpos += used
+            self.incomingPacketSequence = (seq + 1) & 0xFFFF_FFFF
+            if kind >= 50 and self.service is not None:  # a service's message, as conch's dispatchMessage does
+                self.service.packetReceived(kind, payload)
+            else:
+                self.dispatchMessage(kind, payload)
+
+    def _clock(self):
+        if self.clock is None:
+            from twisted.internet import reactor
+
+            return reactor
+        return self.clock
+
+    def call_soon(self, fn) -> None:
+        """Run `fn` once the packets at hand are handled: at the end of
+        dataReceived when called from within it, else at the end of this reactor turn."""
+        if self._soon is not None:
+            self._soon.append(fn)
+        else:
+            self._clock().callLater(0, fn)
+
+    def connectionLost(self, reason=None):
+        if self._kexinit_wait is not None and self._kexinit_wait.active():
+            self._kexinit_wait.cancel()
+        self._kexinit_wait = None
+        super().connectionLost(reason)
+
+
+def _unsent(pieces: list, sent: int) -> list:
+    """`pieces` without their first `sent` bytes (as bytes: Twisted's buffer takes nothing else)."""
+    for i, piece in enumerate(pieces):
+        if sent < len(piece):
+            return [piece[sent:] if sent else piece, *pieces[i + 1 :]]
+        sent -= len(piece)
+    return []
+
+
+def _name_lists(packet: bytes) -> list[list[bytes]] | None:
+    """The name-lists of a KEXINIT payload (after the cookie), or None if it is malformed."""
+    try:
+        return [names.split(b",") for names in getNS(packet[16:], 10)[:10]]
+    except Exception:  # noqa: BLE001 - conch's own parsing reports a malformed KEXINIT
+        return None
+
+
+class Connection(connection.SSHConnection):
+    def packetReceived(self, messageNum, packet):
+        if messageNum == MSG_CHANNEL_DATA:  # the bulk of the traffic, without conch's name lookups
+            self.ssh_CHANNEL_DATA(packet)
+        else:
+            super().packetReceived(messageNum, packet)
+
+    def ssh_CHANNEL_DATA(self, packet):
+        local, size = _TWO_U32.unpack_from(packet)
+        chan = self.channels[local]
+        if size > chan.localWindowLeft or size > chan.localMaxPacket or len(packet) < 8 + size:
+            self._log.error("too much data")
+            self.sendClose(chan)
+            return
+        chan.localWindowLeft -= size
+        if chan.localWindowLeft < chan.localWindowSize // 2:
+            self.adjustWindow(chan, chan.localWindowSize - chan.localWindowLeft)
+        chan.dataReceived(packet[8 : 8 + size])
+
+
+class BufferedChannel(channel.SSHChannel):
+    """Output gathered and sent in packets of the peer's maximum size."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._out: deque = deque()
+        self._out_size = 0
+        self._flush_pending = False
+        self._when_drained: list = []
+
+    def write(self, data):
+        if not data or self.localClosed:
+            return
+        self._out.append(data)
+        self._out_size += len(data)
+        if self._out_size >= self.remoteMaxPacket:
+            self._send(whole_packets=True)
+        if self._out_size and not self._flush_pending:
+            self._flush_pending = True
+            self.conn.transport.call_soon(self._flush)
+
+    def writeSequence(self, data):
+        for piece in data:
+            self.write(piece)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        self._send(whole_packets=False)
+
+    def _send(self, whole_packets: bool) -> None:
+        transport = self.conn.transport
+        transport.hold()
+        try:
+            self._send_held(whole_packets)
+        finally:
+            transport.release()
+        if not self._out_size and self._when_drained:
+            actions, self._when_drained = self._when_drained, []
+            for action in actions:
+                action()
+
+    def _send_held(self, whole_packets: bool) -> None:
+        most = self.remoteMaxPacket
+        out = self._out
+        while self._out_size and self.remoteWindowLeft > 0 and not self.localClosed:
+            size = min(self._out_size, most, self.remoteWindowLeft)
+            if whole_packets and size < most:
+                break
+            parts, taken = [], 0
+            while taken < size:
+                piece = out[0]
+                room = size - taken
+                if len(piece) <= room:
+                    parts.append(out.popleft())
+                    taken += len(piece)
+                else:
+                    view = memoryview(piece)
+                    parts.append(view[:room])
+                    out[0] = view[room:]
+                    taken = size
+            recipient = self.conn.channelsToRemoteChannel[self]
+            self.conn.transport.send_parts(MSG_CHANNEL_DATA, [_TWO_U32.pack(recipient, size), *parts])
+            self._out_size -= size
+            self.remoteWindowLeft -= size
+
+    def when_drained(self, action) -> None:
+        """Call `action` once everything written so far has been sent."""
+        self._send(whole_packets=False)
+        if self._out_size and not self.localClosed:
+            self._when_drained.append(action)
+        else:
+            action()
+
+    def addWindowBytes(self, data):
+        super().addWindowBytes(data)
+        self._send(whole_packets=False)
+
+    def loseConnection(self):
+        self.when_drained(super().loseConnection)

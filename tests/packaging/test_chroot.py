@@ -1,0 +1,122 @@
+"""The .deb installed with dpkg into a fresh Debian 12 (debootstrap minbase, with the
+package's dependencies python3.11 and systemd): its maintainer scripts make the user and
+the data dir, the appliance user sets up and serves the console from the packaged config
+on sockets passed in by name, and remove/purge leave the data.
+
+The base system is made once with debootstrap (minutes, from deb.debian.org) and kept
+as a tarball in APPLIANCE_CHROOT_CACHE (default ~/.cache/appliance-tests); later runs
+unpack it (seconds)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import ssl
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ..helpers import ADMIN_PASSWORD, free_port, wait_for_port
+
+SUITE = "bookworm"
+INCLUDE = "python3.11,systemd,ca-certificates"
+# setpriv execs (runuser forks, and LISTEN_PID would no longer be the daemon's)
+AS_APPLIANCE = ["setpriv", "--reuid=appliance", "--regid=appliance", "--init-groups", "--"]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="installing into a chroot needs root"),
+    pytest.mark.skipif(not shutil.which("debootstrap"), reason="debootstrap is not installed (make system-deps)"),
+]
+
+
+def base_tarball() -> Path:
+    cache = Path(os.environ.get("APPLIANCE_CHROOT_CACHE", Path.home() / ".cache" / "appliance-tests"))
+    tarball = cache / f"{SUITE}-minbase-{INCLUDE.replace(',', '-')}.tar"
+    if tarball.is_file():
+        return tarball
+    cache.mkdir(parents=True, exist_ok=True)
+    work = cache / "debootstrap.tmp"
+    shutil.rmtree(work, ignore_errors=True)
+    result = subprocess.run(
+        ["debootstrap", "--variant=minbase", f"--include={INCLUDE}", SUITE, str(work), "http://deb.debian.org/debian"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if result.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        pytest.skip(f"debootstrap could not make a {SUITE} base system: {result.stdout[-500:]}{result.stderr[-500:]}")
+    subprocess.run(["tar", "-C", str(work), "-cf", f"{tarball}.tmp", "."], check=True, timeout=300)
+    os.replace(f"{tarball}.tmp", tarball)
+    shutil.rmtree(work, ignore_errors=True)
+    return tarball
+
+
+@pytest.fixture(scope="module")
+def chroot(deb, tmp_path_factory):
+    root = tmp_path_factory.mktemp("chroot")
+    subprocess.run(["tar", "-C", str(root), "-xf", str(base_tarball())], check=True, timeout=300)
+    shutil.copy(deb, root / "tmp" / deb.name)
+
+    def run(*command: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/root"}
+        result = subprocess.run(["chroot", str(root), *command], capture_output=True, text=True, env=env, **kwargs)
+        if check:
+            assert result.returncode == 0, f"{command}: {result.stdout[-2000:]}{result.stderr[-2000:]}"
+        return result
+
+    run.root = root
+    run("dpkg", "--install", f"/tmp/{deb.name}", timeout=300)
+    return run
+
+
+def test_dpkg_installs_the_user_the_data_dir_and_the_command(chroot):
+    assert "appliance" in chroot("id", "appliance").stdout
+    assert chroot("stat", "-c", "%a %U %G", "/var/lib/appliance").stdout.split() == ["750", "appliance", "appliance"]
+    assert chroot("appliance", "--version").stdout.strip().startswith("appliance ")
+    assert chroot("dpkg-query", "-W", "-f", "${Status}", "appliance").stdout == "install ok installed"
+
+
+def test_the_appliance_user_serves_the_console(chroot):
+    config = "/etc/appliance/appliance.toml"
+    env = ["env", "APPLIANCE_SECURITY_BCRYPT_ROUNDS=4"]
+    chroot(*env, *AS_APPLIANCE, "appliance", "setup", "--config", config, "--org", "Acme",
+           "--username", "admin", "--email", "admin@example.com", "--password-stdin",
+           input=ADMIN_PASSWORD + "\n", timeout=120)  # fmt: skip
+    ports = {name: free_port() for name in ("http", "https", "sftp", "ftp")}
+    listen = [arg for port in ports.values() for arg in ("--listen", str(port))]
+    log = open(chroot.root.parent / "chroot-daemon.log", "wb")
+    manager = subprocess.Popen(
+        ["chroot", str(chroot.root), *env, "systemd-socket-activate", *listen, "--fdname=" + ":".join(ports), "--"]
+        + [*AS_APPLIANCE, "appliance", "serve", "--config", config],
+        stdout=log, stderr=subprocess.STDOUT, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+    )  # fmt: skip
+    try:
+        wait_for_port(ports["https"], manager)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE
+        with urllib.request.urlopen(f"https://127.0.0.1:{ports['https']}/", context=insecure, timeout=60) as response:
+            assert "<title>" in response.read().decode()
+    finally:
+        manager.terminate()
+        try:
+            manager.wait(15)
+        except subprocess.TimeoutExpired:
+            manager.kill()
+            manager.wait()
+        log.close()
+    owners = chroot("find", "/var/lib/appliance", "!", "-user", "appliance").stdout.split()
+    assert owners == [], owners
+
+
+def test_remove_and_purge_keep_the_data(chroot):
+    chroot("dpkg", "--remove", "appliance", timeout=120)
+    assert not (chroot.root / "opt/appliance").exists()
+    assert not (chroot.root / "usr/bin/appliance").exists()
+    assert (chroot.root / "etc/appliance/appliance.toml").exists()  # a conffile stays until purge
+    chroot("dpkg", "--purge", "appliance", timeout=120)
+    assert not (chroot.root / "etc/appliance/appliance.toml").exists()
+    assert (chroot.root / "var/lib/appliance").is_dir()

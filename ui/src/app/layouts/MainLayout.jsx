@@ -1,0 +1,101 @@
+import { useState } from "react";
+import { Outlet, useNavigate, useNavigation } from "react-router";
+import {
+  DEFAULT_BRANDING,
+  DRAWER_BREAKPOINT,
+  PRODUCT_NAME,
+} from "../../config/brand.js";
+import { getSession } from "../../lib/api.js";
+import { logout } from "../../features/auth/api/logout.js";
+import { useBranding } from "../../features/branding/api/getBranding.js";
+import { ConnectChip } from "../../features/connect/components/ConnectChip.jsx";
+import { useOrganisation } from "../../features/organisation/api/getOrganisation.js";
+import { TrialChip } from "../../features/organisation/components/TrialChip.jsx";
+import { ScrollReset } from "../ScrollReset.jsx";
+import { SideMenu } from "./SideMenu.jsx";
+import { UserMenu } from "./UserMenu.jsx";
+import { useMediaQuery } from "./useMediaQuery.js";
+
+/** The main layout's colour and logo: this host's branding, else the signed-in organisation's. */
+export function mainBranding(hostBranding, organisation) {
+  if (hostBranding && hostBranding.branding) {
+    return {
+      colour: hostBranding.branding_colour || DEFAULT_BRANDING.mainColour,
+      logo: hostBranding.branding_logo || null,
+    };
+  }
+  if (organisation && organisation.branding) {
+    return {
+      colour: organisation.branding_colour || DEFAULT_BRANDING.mainColour,
+      logo: organisation.branding_logo || null,
+    };
+  }
+  return { colour: DEFAULT_BRANDING.mainColour, logo: null };
+}
+
+/** Header, side menu in the branding colour, content; below 1024 px the menu is a drawer. */
+export function MainLayout() {
+  const session = getSession() || {};
+  const navigate = useNavigate();
+  const navigation = useNavigation();
+  const narrow = useMediaQuery(`(max-width: ${DRAWER_BREAKPOINT}px)`);
+  const [menuOpen, setMenuOpen] = useState(true); // wide screens: the menu is shown until toggled off
+  const [drawerOpen, setDrawerOpen] = useState(false); // narrow screens: the drawer starts closed
+  const hostBranding = useBranding();
+  const { data: organisation } = useOrganisation();
+  const { colour, logo } = mainBranding(hostBranding, organisation);
+  const open = narrow ? drawerOpen : menuOpen;
+
+  function signOut() {
+    logout();
+    navigate("/auth/login");
+  }
+
+  return (
+    <div
+      className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"}`}
+    >
+      <ScrollReset />
+      <header className="header">
+        <button
+          className="flat icon"
+          aria-label="Toggle menu"
+          aria-expanded={open}
+          onClick={() =>
+            narrow ? setDrawerOpen(!drawerOpen) : setMenuOpen(!menuOpen)
+          }
+        >
+          ☰
+        </button>
+        <strong className="product">{PRODUCT_NAME}</strong>
+        <span className="spacer" />
+        <ConnectChip />
+        {session.is_admin ? <TrialChip /> : null}
+        <UserMenu session={session} onLogout={signOut} />
+      </header>
+      <SideMenu
+        session={session}
+        colour={colour}
+        logo={logo}
+        onNavigate={() => setDrawerOpen(false)}
+      />
+      {narrow && drawerOpen ? (
+        <div
+          className="drawer-backdrop"
+          aria-hidden="true"
+          onClick={() => setDrawerOpen(false)}
+        />
+      ) : null}
+      <main
+        className="content"
+        data-scroll-pane
+        aria-busy={navigation.state === "loading"}
+      >
+        {navigation.state === "loading" ? (
+          <div className="loading-bar" aria-hidden="true" />
+        ) : null}
+        <Outlet />
+      </main>
+    </div>
+  );
+}

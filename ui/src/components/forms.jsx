@@ -1,0 +1,237 @@
+import { useId, useState } from "react";
+import { errorText, useNotify } from "./notifications.jsx";
+
+/** The messages of a 400 reply's fields ({field: [messages]}), without `detail`. */
+export function fieldErrors(error) {
+  const data = (error && error.data) || {};
+  const fields = {};
+  for (const [name, value] of Object.entries(data)) {
+    if (name === "detail") continue;
+    if (Array.isArray(value)) fields[name] = value.map(String);
+    else if (typeof value === "string") fields[name] = [value];
+  }
+  return fields;
+}
+
+/**
+ * A form's values, its server errors and its busy state. `submit(action)` gives an
+ * onSubmit handler that runs `action(values)`, shows the server's field errors next
+ * to the fields and the rest as a notification.
+ */
+export function useForm(initial) {
+  const notify = useNotify();
+  const [values, setValues] = useState(initial);
+  const [errors, setErrors] = useState({});
+  const [busy, setBusy] = useState(false);
+  const setValue = (name, value) =>
+    setValues((all) => ({ ...all, [name]: value }));
+  const submit = (action) => async (event) => {
+    if (event) event.preventDefault();
+    setBusy(true);
+    setErrors({});
+    try {
+      await action(values);
+    } catch (error) {
+      const fields = fieldErrors(error);
+      setErrors(
+        Object.keys(fields).length ? fields : { detail: [errorText(error)] },
+      );
+      notify(errorText(error), { type: "negative" });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return {
+    values,
+    setValue,
+    setValues,
+    errors,
+    setErrors,
+    busy,
+    submit,
+    known: Object.keys(initial),
+  };
+}
+
+function FieldError({ form, name, id }) {
+  const messages = form.errors[name];
+  return messages ? (
+    <span className="field-error" id={id} role="alert">
+      {messages.join(" ")}
+    </span>
+  ) : null;
+}
+
+/** A labelled control with its help and its server error (described-by, not in the label). */
+function Field({ form, name, label, help, children }) {
+  const id = useId();
+  const invalid = Boolean(form.errors[name]);
+  const described = [help ? `${id}-help` : null, invalid ? `${id}-error` : null]
+    .filter(Boolean)
+    .join(" ");
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({
+        id,
+        name,
+        "aria-invalid": invalid ? true : undefined,
+        "aria-describedby": described || undefined,
+      })}
+      {help ? (
+        <small className="help" id={`${id}-help`}>
+          {help}
+        </small>
+      ) : null}
+      <FieldError form={form} name={name} id={`${id}-error`} />
+    </div>
+  );
+}
+
+const shown = (value) => (value === null || value === undefined ? "" : value);
+
+export function TextField({
+  form,
+  name,
+  label,
+  help,
+  type = "text",
+  ...props
+}) {
+  return (
+    <Field form={form} name={name} label={label} help={help}>
+      {(control) => (
+        <input
+          {...control}
+          type={type}
+          value={shown(form.values[name])}
+          onChange={(e) => form.setValue(name, e.target.value)}
+          {...props}
+        />
+      )}
+    </Field>
+  );
+}
+
+export function TextareaField({ form, name, label, help, rows = 6, ...props }) {
+  return (
+    <Field form={form} name={name} label={label} help={help}>
+      {(control) => (
+        <textarea
+          {...control}
+          rows={rows}
+          value={shown(form.values[name])}
+          onChange={(e) => form.setValue(name, e.target.value)}
+          {...props}
+        />
+      )}
+    </Field>
+  );
+}
+
+export function SelectField({ form, name, label, options, help, ...props }) {
+  return (
+    <Field form={form} name={name} label={label} help={help}>
+      {(control) => (
+        <select
+          {...control}
+          value={shown(form.values[name])}
+          onChange={(e) => form.setValue(name, e.target.value)}
+          {...props}
+        >
+          {options.map((option) => {
+            const [value, text] = Array.isArray(option)
+              ? option
+              : [option, option];
+            return (
+              <option key={value} value={value}>
+                {text}
+              </option>
+            );
+          })}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+export function CheckboxField({ form, name, label, ...props }) {
+  return (
+    <div className="field">
+      <label className="check">
+        <input
+          type="checkbox"
+          name={name}
+          checked={Boolean(form.values[name])}
+          onChange={(e) => form.setValue(name, e.target.checked)}
+          {...props}
+        />
+        {label}
+      </label>
+      <FieldError form={form} name={name} />
+    </div>
+  );
+}
+
+/** Several checkboxes whose checked values make one list field. */
+export function CheckboxGroup({ form, name, label, options }) {
+  const chosen = form.values[name] || [];
+  const toggle = (value, on) =>
+    form.setValue(
+      name,
+      on ? [...chosen, value] : chosen.filter((v) => v !== value),
+    );
+  return (
+    <fieldset className="field">
+      <legend>{label}</legend>
+      <div className="checks">
+        {options.map((option) => {
+          const [value, text] = Array.isArray(option)
+            ? option
+            : [option, option];
+          return (
+            <label key={value} className="check">
+              <input
+                type="checkbox"
+                checked={chosen.includes(value)}
+                onChange={(e) => toggle(value, e.target.checked)}
+              />
+              {text}
+            </label>
+          );
+        })}
+      </div>
+      <FieldError form={form} name={name} />
+    </fieldset>
+  );
+}
+
+/** The errors no field shows: `detail`, and fields this form does not have. */
+export function FormErrors({ form }) {
+  const rest = Object.entries(form.errors).filter(
+    ([name]) => !form.known.includes(name),
+  );
+  if (!rest.length) return null;
+  return (
+    <div className="error form-errors" role="alert">
+      {rest.map(([name, messages]) => (
+        <p key={name}>
+          {name === "detail"
+            ? messages.join(" ")
+            : `${name}: ${messages.join(" ")}`}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+/** Lines of a textarea as a list (blank lines dropped). */
+export const lines = (text) =>
+  String(text || "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+/** A number input's value as a whole number, or null when empty. */
+export const wholeOrNull = (value) =>
+  value === "" || value === null || value === undefined ? null : Number(value);

@@ -1,0 +1,106 @@
+export const ACTIONS = [
+  "login",
+  "login_failed",
+  "upload",
+  "download",
+  "delete",
+  "rename",
+  "mkdir",
+  "ban",
+  "unban",
+  "password_changed",
+  "profile",
+  "source",
+  "token",
+  "mailbox",
+  "organisation",
+  "share",
+  "share_access",
+];
+export const PROTOCOLS = ["sftp", "ftp", "web", "api", "mail", "system"];
+export const EMPTY_FILTERS = {
+  search: "",
+  action: "",
+  protocol: "",
+  username: "",
+  date_from: "",
+  date_to: "",
+};
+
+/** Only the filters that are set, with dates as the server compares them (ISO, UTC). */
+export function activeFilters(filters) {
+  const active = {};
+  for (const [name, value] of Object.entries(filters)) {
+    if (!value) continue;
+    if (name === "date_from")
+      active[name] = new Date(`${value}T00:00:00`).toISOString();
+    else if (name === "date_to") {
+      const end = new Date(`${value}T00:00:00`);
+      end.setDate(end.getDate() + 1); // up to the end of that day
+      active[name] = end.toISOString();
+    } else active[name] = value.trim();
+  }
+  return active;
+}
+
+export function LogFilters({ filters, onChange, withUser = true }) {
+  const set = (name) => (event) =>
+    onChange({ ...filters, [name]: event.target.value });
+  return (
+    <div className="filters">
+      <label className="field">
+        <span>Search</span>
+        <input
+          type="search"
+          aria-label="Search"
+          value={filters.search}
+          onChange={set("search")}
+        />
+      </label>
+      <label className="field">
+        <span>Action</span>
+        <select value={filters.action} onChange={set("action")}>
+          <option value="">all</option>
+          {ACTIONS.map((a) => (
+            <option key={a}>{a}</option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Protocol</span>
+        <select value={filters.protocol} onChange={set("protocol")}>
+          <option value="">all</option>
+          {PROTOCOLS.map((p) => (
+            <option key={p}>{p}</option>
+          ))}
+        </select>
+      </label>
+      {withUser ? (
+        <label className="field">
+          <span>User</span>
+          <input value={filters.username} onChange={set("username")} />
+        </label>
+      ) : null}
+      {"date_from" in filters ? (
+        <>
+          <label className="field">
+            <span>From</span>
+            <input
+              type="date"
+              value={filters.date_from}
+              onChange={set("date_from")}
+            />
+          </label>
+          <label className="field">
+            <span>To</span>
+            <input
+              type="date"
+              value={filters.date_to}
+              onChange={set("date_to")}
+            />
+          </label>
+        </>
+      ) : null}
+    </div>
+  );
+}

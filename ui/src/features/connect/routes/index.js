@@ -1,0 +1,2 @@
+// The connection documentation, loaded on demand.
+export { Documentation } from "./Documentation.jsx";

@@ -1,0 +1,64 @@
+import { Dialog } from "../../../components/Dialog.jsx";
+import {
+  FormErrors,
+  SelectField,
+  TextField,
+  useForm,
+} from "../../../components/forms.jsx";
+import { useNotify } from "../../../components/notifications.jsx";
+import { fromLocalInput, toLocalInput } from "../../../lib/format.js";
+import { useChangeOrganisation } from "../api/changeOrganisation.js";
+import { STATUSES, statusText } from "./statuses.js";
+
+/** The operator changes an organisation's status and trial end. */
+export function ChangeStatusDialog({ organisation, onClose }) {
+  const notify = useNotify();
+  const change = useChangeOrganisation();
+  const form = useForm({
+    status: organisation.status,
+    trial_ends_at: toLocalInput(organisation.trial_ends_at),
+  });
+  const save = form.submit(async (values) => {
+    const saved = await change(organisation.id, {
+      status: values.status,
+      trial_ends_at: fromLocalInput(values.trial_ends_at),
+    });
+    notify(`${saved.name} is now ${statusText(saved.status).toLowerCase()}`, {
+      type: "positive",
+    });
+    onClose();
+  });
+  return (
+    <Dialog
+      title={`Change ${organisation.name}`}
+      onClose={onClose}
+      actions={
+        <>
+          <button type="button" className="flat" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" form="change-organisation" disabled={form.busy}>
+            Save
+          </button>
+        </>
+      }
+    >
+      <form id="change-organisation" onSubmit={save}>
+        <SelectField
+          form={form}
+          name="status"
+          label="Status"
+          options={STATUSES}
+        />
+        <TextField
+          form={form}
+          name="trial_ends_at"
+          label="Trial ends"
+          type="datetime-local"
+          help="Payment missing pauses the organisation; deleted shuts it out."
+        />
+        <FormErrors form={form} />
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,103 @@
+import { useState } from "react";
+import { Link } from "react-router";
+import { PageHeader, ResourceList } from "../../../components/lists.jsx";
+import { errorText, useNotify } from "../../../components/notifications.jsx";
+import { usePageTitle } from "../../../components/PageMeta.js";
+import { formatTime } from "../../../lib/format.js";
+import { useOrganisations } from "../api/getOrganisations.js";
+import { useMeasureStorage } from "../api/measureStorage.js";
+import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
+import { CreateOrganisationDialog } from "../components/CreateOrganisationDialog.jsx";
+import { statusText } from "../components/statuses.js";
+import { storageMeasured, storageText } from "../components/storage.js";
+
+/** /admin/god: the operator's list of every organisation. */
+export function OrganisationList() {
+  usePageTitle("Organisations");
+  const [changing, setChanging] = useState(null);
+  const [creating, setCreating] = useState(false);
+  const [measuring, setMeasuring] = useState(null);
+  const notify = useNotify();
+  const measure = useMeasureStorage();
+  async function measureNow(organisation) {
+    setMeasuring(organisation.id);
+    try {
+      const measured = await measure(organisation.id);
+      notify(`${organisation.name}: ${storageText(measured)}`, {
+        type: "positive",
+      });
+    } catch (e) {
+      notify(errorText(e), { type: "negative" });
+    } finally {
+      setMeasuring(null);
+    }
+  }
+  const columns = [
+    ["Name", (o) => o.name],
+    ["Subdomain", (o) => o.subdomain],
+    [
+      "Status",
+      (o) => (
+        <span className={`badge status-${o.status}`}>
+          {statusText(o.status)}
+        </span>
+      ),
+    ],
+    ["Users", (o) => o.users],
+    [
+      "Storage",
+      (o) => (
+        <span title={storageMeasured(o)} data-testid={`storage-${o.id}`}>
+          {storageText(o)}
+        </span>
+      ),
+    ],
+    [
+      "Trial",
+      (o) =>
+        o.on_trial
+          ? `${o.days_left_on_trial} days left (${formatTime(o.trial_ends_at)})`
+          : "",
+    ],
+    [
+      "Actions",
+      (o) => (
+        <span className="row-actions">
+          <button className="flat" onClick={() => setChanging(o)}>
+            Change status
+          </button>
+          <Link to={`/admin/god/${o.id}/logs`}>Logs</Link>
+          <button
+            className="flat"
+            disabled={measuring === o.id}
+            aria-label={`Measure the storage of ${o.name}`}
+            onClick={() => measureNow(o)}
+          >
+            {measuring === o.id ? "Measuring…" : "Measure storage"}
+          </button>
+        </span>
+      ),
+    ],
+  ];
+  return (
+    <>
+      <PageHeader title="Organisations">
+        <button onClick={() => setCreating(true)}>Create</button>
+      </PageHeader>
+      <ResourceList
+        useList={useOrganisations}
+        columns={columns}
+        caption="Organisations"
+      />
+      {changing ? (
+        <ChangeStatusDialog
+          organisation={changing}
+          onClose={() => setChanging(null)}
+        />
+      ) : null}
+      {creating ? (
+        <CreateOrganisationDialog onClose={() => setCreating(false)} />
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,2 @@
+// The log screen, loaded on demand.
+export { LogList } from "./LogList.jsx";

@@ -1,0 +1,14 @@
+import useSWR from "swr";
+import { api } from "../../../lib/api.js";
+import { queryKey } from "../../../lib/swr.js";
+
+const PARAMS = { page_size: 200 };
+
+export const sourceOptionsKey = () => queryKey("sources/", PARAMS);
+
+/** The organisation's sources, to choose where a mailbox saves into. */
+export const getSourceOptions = () =>
+  api.get("sources/", PARAMS).then((page) => page.results);
+
+export const useSourceOptions = () =>
+  useSWR(sourceOptionsKey(), getSourceOptions);

@@ -1,0 +1,3 @@
+// The organisation's screens, loaded on demand.
+export { OrganisationSettings } from "./OrganisationSettings.jsx";
+export { UserTerms } from "./UserTerms.jsx";

@@ -1,0 +1,33 @@
+import { Link } from "react-router";
+import { PageHeader, ResourceList } from "../../../components/lists.jsx";
+import { usePageTitle } from "../../../components/PageMeta.js";
+import { useSources } from "../api/getSources.js";
+import { SourceStatus } from "../components/SourceStatus.jsx";
+
+const COLUMNS = [
+  ["Name", (s) => s.name],
+  ["Type", (s) => s.type],
+  ["Folder", (s) => (s.config && s.config.path) || ""],
+  ["Read-only", (s) => (s.read_only ? "yes" : "")],
+  ["Status", (s) => <SourceStatus source={s} />],
+  ["Problem", (s) => s.last_error],
+];
+
+export function SourceList() {
+  usePageTitle("Sources");
+  return (
+    <>
+      <PageHeader title="Sources">
+        <Link className="button" to="/admin/sources/create">
+          Create
+        </Link>
+      </PageHeader>
+      <ResourceList
+        useList={useSources}
+        columns={COLUMNS}
+        rowLink={(s) => `/admin/sources/${s.id}`}
+        caption="Sources"
+      />
+    </>
+  );
+}
