@@ -15,7 +15,7 @@ from ..models import LogEntry, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from .audit import AuditLog, clean
-from .passwords import Passwords, validate
+from .passwords import Passwords, profile_scope, validate
 
 RESET_SENT = "Password reset link has been sent to your email."
 LIFETIME = 3 * 86400  # seconds a link stays valid
@@ -120,6 +120,7 @@ class Accounts:
             profile_queries.set_password_if_unchanged, profile.id, profile.password_hash, password_hash, now
         ):
             raise Invalid(BAD_LINK, {"token": [BAD_LINK]})
+        self._passwords.forget(profile_scope(profile.id))
         await self._audit.record(
             LogEntry(org_id=profile.org_id, profile_id=profile.id, username=profile.username, protocol="web",
                      action="password_changed", message=f"{clean(profile.username)} set a new password from a link")
@@ -142,6 +143,7 @@ class Accounts:
         await self._store.run(
             queries.update_profile, account.profile.id, {"password_hash": password_hash, "password_changed_at": now}
         )
+        self._passwords.forget(profile_scope(account.profile.id))
         await self._audit.record(
             LogEntry(org_id=account.organisation.id, profile_id=account.profile.id, username=account.profile.username,
                      protocol="web", action="password_changed", message=f"{clean(account.profile.username)} changed their password")

@@ -17,7 +17,7 @@ from ..errors import AuthenticationFailed
 from ..models import LogEntry, Organisation, Profile, Source, from_iso, to_iso
 from ..store import Store, queries
 from .audit import PROTOCOL_NAMES, AuditLog, clean
-from .passwords import Passwords
+from .passwords import Passwords, profile_scope
 from .throttle import LoginThrottle
 
 BAD_CREDENTIALS = "Invalid username or password."
@@ -173,7 +173,13 @@ class AuthService:
             ok = profile is not None and any(key_blob(k) == public_key for k in profile.ssh_keys)
             method = "key"
         else:
-            ok = await self._passwords.verify(password or "", profile.password_hash if profile else None)
+            # a success is remembered (keyed hash only) so a script's next login skips bcrypt;
+            # every check below still runs on every login
+            ok = await self._passwords.verify(
+                password or "",
+                profile.password_hash if profile else None,
+                scope=profile_scope(profile.id) if profile else None,
+            )
             method = "password"
         if not ok:
             await self._failed(profile, username, protocol, address, f"wrong {method}")

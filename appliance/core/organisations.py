@@ -15,7 +15,7 @@ from ..store import Store, queries
 from ..threads import Threads
 from . import validation
 from .audit import AuditLog, clean
-from .passwords import Passwords
+from .passwords import Passwords, profile_scope
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,7 @@ class Profiles:
         await self._store.run(
             queries.update_profile, profile.id, {"password_hash": password_hash, "password_changed_at": now}
         )
+        self._passwords.forget(profile_scope(profile.id))
         await self._audit.record(
             LogEntry(
                 org_id=profile.org_id,

@@ -10,10 +10,11 @@ from twisted.conch.ssh import keys
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
 from ..models import PERMISSIONS, PROTOCOLS, Profile, from_iso, to_iso
 from ..store import Store, queries
+from ..store import profiles as profile_queries
 from . import validation
 from .auth import Account
 from .files.tree import split_path, virtual
-from .passwords import Passwords, validate
+from .passwords import Passwords, profile_scope, validate
 
 SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
 
@@ -190,3 +191,13 @@ class ProfileAdmin:
                 raise AlreadyExists("That username is taken.") from None
             raise
         return await self.get(account, profile_id)
+
+    async def update(self, profile: Profile, values: dict) -> None:
+        """Store `values` (from `values()`) on the profile; a new password ends remembered sign-ins."""
+        await self._store.run(queries.update_profile, profile.id, values)
+        if "password_hash" in values:
+            self._passwords.forget(profile_scope(profile.id))
+
+    async def delete(self, account: Account, profile: Profile) -> None:
+        await self._store.run(profile_queries.delete_profile, account.organisation.id, profile.id)
+        self._passwords.forget(profile_scope(profile.id))

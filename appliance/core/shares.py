@@ -27,7 +27,7 @@ from .audit import AuditLog, clean
 from .auth import Account, AuthService, organisation_refusal
 from .files import FileSession, FilesService, Reader, Writer
 from .files.tree import Entry, split_path, virtual
-from .passwords import Passwords
+from .passwords import Passwords, share_scope
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 365
@@ -305,6 +305,8 @@ class Shares:
             values["password_hash"] = await self._passwords.hash(body["password"]) if body["password"] else None
         if values:
             await self._store.run(share_queries.update_share, account.organisation.id, share_id, values)
+            if "password_hash" in values:
+                self._passwords.forget(share_scope(share_id))
             changed = ", ".join(sorted(k.replace("_hash", "") for k in values))
             await self._audit.change(
                 account, protocol, address, "share", share.path,
@@ -372,7 +374,7 @@ class Shares:
             banned = self._auth.banned(address)
             if banned is not None:
                 raise AuthenticationFailed(banned)
-            if not await self._passwords.verify(password, share.password_hash):
+            if not await self._passwords.verify(password, share.password_hash, scope=share_scope(share.id)):
                 await self._refused(share, address, "wrong password")
                 await self._auth.wrong_secret(f"share:{share.id}", address, profile)
                 raise AuthenticationFailed(WRONG_PASSWORD)

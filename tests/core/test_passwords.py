@@ -26,30 +26,58 @@ async def test_a_success_is_cached_until_the_password_changes():
     passwords = Passwords(threads, rounds=4)
     hashed = await passwords.hash("correct horse 1")
     threads.calls = 0
-    assert await passwords.verify("correct horse 1", hashed)
-    assert await passwords.verify("correct horse 1", hashed)
+    assert await passwords.verify("correct horse 1", hashed, scope="profile:1")
+    assert await passwords.verify("correct horse 1", hashed, scope="profile:1")
     assert threads.calls == 1  # the second check cost no bcrypt
-    assert not await passwords.verify("wrong password", hashed)
-    assert not await passwords.verify("wrong password", hashed)
-    assert threads.calls == 3  # failures always pay
+    assert await passwords.verify("correct horse 1", hashed, scope="profile:2")
+    assert threads.calls == 2  # another profile's entry is its own
+    assert not await passwords.verify("wrong password", hashed, scope="profile:1")
+    assert not await passwords.verify("wrong password", hashed, scope="profile:1")
+    assert threads.calls == 4  # failures always pay
     new_hash = await passwords.hash("correct horse 2")
     threads.calls = 0
-    assert not await passwords.verify("correct horse 1", new_hash)  # old password, new hash
+    assert not await passwords.verify("correct horse 1", new_hash, scope="profile:1")  # old password, new hash
     assert threads.calls == 1
+    passwords.forget("profile:1")
+    assert await passwords.verify("correct horse 1", hashed, scope="profile:1")  # forgotten: bcrypt again
+    assert threads.calls == 2
 
 
-def test_the_cache_holds_no_password_and_expires():
+@pytest_twisted.ensureDeferred
+async def test_without_a_scope_nothing_is_cached():
+    threads = CountingThreads()
+    passwords = Passwords(threads, rounds=4)
+    hashed = await passwords.hash("correct horse 1")
+    threads.calls = 0
+    assert await passwords.verify("correct horse 1", hashed)
+    assert await passwords.verify("correct horse 1", hashed)
+    assert threads.calls == 2
+
+
+def test_the_cache_holds_no_password_or_hash_and_expires():
     now = [0.0]
     cache = VerifiedCache(size=2, ttl=10, clock=lambda: now[0])
-    cache.remember("secret-one", "$2b$hash1")
-    assert all(b"secret-one" not in digest for digest, _ in cache._entries.values())
-    assert cache.hit("secret-one", "$2b$hash1")
-    assert not cache.hit("secret-two", "$2b$hash1")
+    cache.remember("profile:1", "secret-one", "$2b$hash1")
+    assert all(b"secret-one" not in d and b"hash1" not in d for d in cache._entries)
+    assert "secret-one" not in repr(cache._entries) and "hash1" not in repr(cache._entries)
+    assert cache.hit("profile:1", "secret-one", "$2b$hash1")
+    assert not cache.hit("profile:1", "secret-two", "$2b$hash1")
+    assert not cache.hit("profile:2", "secret-one", "$2b$hash1")
+    assert not cache.hit("profile:1", "secret-one", "$2b$hash2")
     now[0] = 11
-    assert not cache.hit("secret-one", "$2b$hash1")
-    for i in range(3):
-        cache.remember("p", f"h{i}")
-    assert len(cache._entries) == 2 and not cache.hit("p", "h0")
+    assert not cache.hit("profile:1", "secret-one", "$2b$hash1")
+    assert len(cache) == 0  # the expired entry went
+
+
+def test_the_cache_is_bounded_least_recently_used_first():
+    cache = VerifiedCache(size=2, ttl=10, clock=lambda: 0.0)
+    cache.remember("profile:0", "p", "h")
+    cache.remember("profile:1", "p", "h")
+    assert cache.hit("profile:0", "p", "h")  # used: profile 1 is now the oldest
+    cache.remember("profile:2", "p", "h")
+    assert len(cache) == 2
+    assert cache.hit("profile:0", "p", "h") and cache.hit("profile:2", "p", "h")
+    assert not cache.hit("profile:1", "p", "h")
 
 
 def test_password_rules():

@@ -136,7 +136,7 @@ class ProfilesApi(Resource):
         existing = await self.admin.get(account, profile_id)
         values = await self.admin.values(account, read_json(request), existing)
         if values:
-            await self.core.store.run(queries.update_profile, existing.id, values)
+            await self.admin.update(existing, values)
             changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
             await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
         return reply(request, profile_view(await self.admin.get(account, profile_id)))
@@ -155,7 +155,7 @@ class ProfilesApi(Resource):
         existing = await self.admin.get(account, profile_id)
         if existing.id == account.profile.id:
             raise PermissionDenied("You cannot delete your own profile.")
-        await self.core.store.run(profile_queries.delete_profile, account.organisation.id, profile_id)
+        await self.admin.delete(account, existing)
         await self._audit(account, request, f"{account.profile.username} deleted the profile {existing.username}")
         request.setResponseCode(204)
         return b""
