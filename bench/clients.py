@@ -166,6 +166,24 @@ def sftp_transfer(
     return Transfer(echoed["pwd"] - echoed[verb], run.seconds, details)
 
 
+def sftp_login(endpoint: Endpoint, scratch: Path, timeout: float) -> float:
+    """One whole password sign-in with OpenSSH's sftp (through sshpass): connect, key
+    exchange, password, the SFTP subsystem, `bye`. Returns the client run's seconds."""
+    batch = scratch / "bye.batch"
+    batch.write_text("bye\n")
+    login = endpoint.login
+    options = ["-F", "/dev/null", "-q", "-P", str(login.port)]
+    options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"]
+    env = _client_env()
+    env["SSHPASS"] = login.password
+    argv = ["sshpass", "-e", "-P", "'s password:", "sftp", *options, "-b", str(batch), f"{login.username}@{LOOPBACK}"]
+    run = _run_client(argv, env, scratch, timeout)
+    if run.returncode != 0:
+        raise TransferFailed(f"sftp exited with {run.returncode}\n{_tail(run.stderr)}")
+    return run.seconds
+
+
 # ---- ftp ------------------------------------------------------------------
 
 _CURL_TIMES = "%{time_pretransfer} %{time_total} %{size_upload} %{size_download}\n"

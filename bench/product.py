@@ -21,8 +21,8 @@ PASSIVE_PORTS = 20
 class Product(contextlib.AbstractContextManager):
     """`appliance setup` (one organisation, its admin `bench` with a random
     password) then `appliance serve`; `start()` returns the SFTP and FTP
-    endpoints once both ports accept connections; leaving the context stops
-    the daemon."""
+    endpoints (and SFTP again as "logins") once both ports accept connections;
+    leaving the context stops the daemon."""
 
     def __init__(self, workspace: Workspace, ports: Ports, executable: Path = APPLIANCE):
         self.executable = executable
@@ -59,7 +59,7 @@ class Product(contextlib.AbstractContextManager):
         # SIGTERM drains (a grace for uploads): give it time before SIGKILL
         self.child = Child("appliance serve", argv, self.folder / "appliance.log", env=env, stop_grace=15)
         self.child.wait_for_ports([sftp, ftp], timeout=30)
-        login = {"sftp": sftp, "ftp": ftp}
+        login = {"sftp": sftp, "ftp": ftp, "logins": sftp}  # logins: the sign-in rate, over SFTP
         return {
             protocol: Endpoint("product", protocol, software, Login(port, USERNAME, password), self.stored_path)
             for protocol, port in login.items()

@@ -1,6 +1,7 @@
 """The reference servers: OpenSSH's sshd (internal-sftp) and vsftpd, each on a
 loopback high port with its own configuration, keys and folders inside the
-workspace. Outside it they need only /run/sshd and vsftpd's system user."""
+workspace. Outside it they need only /run/sshd and two system users: `benchftp`
+(vsftpd's) and `benchssh` (sshd's for password sign-ins)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from support import LOOPBACK, BenchError, Child, Ports, Workspace, package_versi
 SSHD = "/usr/sbin/sshd"
 VSFTPD = "/usr/sbin/vsftpd"
 FTP_USER = "benchftp"
+SSH_USER = "benchssh"  # its own user: another run's vsftpd must not change this one's password
 PASSIVE_PORTS = 20
 
 
@@ -32,6 +34,7 @@ class ReferenceServer(contextlib.AbstractContextManager):
         self.folder = workspace.folder(f"ref-{self.protocol}")  # configuration, keys, logs
         self.files = workspace.folder(f"ref-{self.protocol}-files", 0o755)  # what clients see
         self.child: Child | None = None
+        self.user: SystemUser | None = None  # a system user it signs in, locked again at the end
 
     def __exit__(self, *exc) -> None:
         if self.child is not None:
@@ -39,11 +42,48 @@ class ReferenceServer(contextlib.AbstractContextManager):
         self.cleanup()
 
     def cleanup(self) -> None:
-        """Undo what start() did outside the workspace (nothing by default)."""
+        """Undo what start() did outside the workspace."""
+        if self.user is not None:
+            self.user.lock()
 
     def stored_path(self, name: str) -> Path:
         """Where an upload named `name` lands."""
         return self.files / name
+
+
+class SystemUser:
+    """A system user for a reference server (shell `nologin`, created when missing):
+    a new random password each run, locked again when the run ends."""
+
+    def __init__(self, name: str, comment: str):
+        self.name = name
+        self.comment = comment
+        self.password: str | None = None
+
+    def unlock(self) -> str:
+        """Give the user a new password and return it; needs root."""
+        if os.geteuid() != 0:
+            raise BenchError(f"signing in the system user {self.name} needs root")
+        try:
+            pwd.getpwnam(self.name)
+        except KeyError:
+            run_checked(
+                [
+                    "useradd", "--system", "--no-create-home", "--home-dir", "/",
+                    "--shell", "/usr/sbin/nologin", "--comment", self.comment, self.name,
+                ],
+                "useradd",
+            )  # fmt: skip
+        password = secrets.token_urlsafe(18)
+        run_checked(["chpasswd"], "chpasswd", stdin_text=f"{self.name}:{password}\n")
+        self.password = password
+        return password
+
+    def lock(self) -> None:
+        # the account stays for the next run, but nobody can sign in with it
+        if self.password is not None:
+            subprocess.run(["passwd", "-q", "-l", self.name], capture_output=True)
+            self.password = None
 
 
 class OpenSshServer(ReferenceServer):
@@ -51,8 +91,11 @@ class OpenSshServer(ReferenceServer):
     folder to the current user, who signs in with a generated key."""
 
     protocol = "sftp"
+    password_logins = False  # else: `benchssh` signs in with a password, checked against /etc/shadow
 
     def start(self) -> Endpoint:
+        if self.password_logins:
+            self.user = SystemUser(SSH_USER, "bench/run SSH password reference")
         folder = self.folder
         host_key, client_key = folder / "ssh_host_ed25519_key", folder / "client_key"
         for key in (host_key, client_key):
@@ -61,6 +104,10 @@ class OpenSshServer(ReferenceServer):
         authorized_keys.write_text((folder / "client_key.pub").read_text())
         port = self.ports.one()
         config = folder / "sshd_config"
+        if self.user is not None:
+            login = Login(port, SSH_USER, self.user.unlock())
+        else:
+            login = Login(port, pwd.getpwuid(os.geteuid()).pw_name, key_file=client_key)
         config.write_text(
             f"Port {port}\n"
             f"ListenAddress {LOOPBACK}\n"
@@ -70,7 +117,7 @@ class OpenSshServer(ReferenceServer):
             "PermitRootLogin yes\n"
             f"AuthorizedKeysFile {authorized_keys}\n"
             "StrictModes no\n"
-            "PasswordAuthentication no\n"
+            f"PasswordAuthentication {'yes' if self.password_logins else 'no'}\n"
             "KbdInteractiveAuthentication no\n"
             "X11Forwarding no\n"
             "PrintMotd no\n"
@@ -83,15 +130,16 @@ class OpenSshServer(ReferenceServer):
         run_checked([SSHD, "-t", "-f", str(config)], "sshd rejects its configuration")
         self.child = Child("sshd", [SSHD, "-D", "-e", "-f", str(config)], folder / "sshd.log")
         self.child.wait_for_ports([port])
-        username = pwd.getpwuid(os.geteuid()).pw_name
         version = package_version("openssh-server") or "?"
-        return Endpoint(
-            "reference",
-            "sftp",
-            f"OpenSSH internal-sftp {version}",
-            Login(port, username, key_file=client_key),
-            self.stored_path,
-        )
+        return Endpoint("reference", self.protocol, f"OpenSSH internal-sftp {version}", login, self.stored_path)
+
+
+class OpenSshPasswordServer(OpenSshServer):
+    """The same sshd for the sign-in rate: `UsePAM no`, `PasswordAuthentication yes`,
+    so sshd itself checks `benchssh`'s password against /etc/shadow (yescrypt on Debian 12)."""
+
+    protocol = "logins"
+    password_logins = True
 
 
 class VsftpdServer(ReferenceServer):
@@ -100,14 +148,12 @@ class VsftpdServer(ReferenceServer):
     locked again afterwards."""
 
     protocol = "ftp"
-    user_unlocked = False  # did this run give the system user a password?
 
     def start(self) -> Endpoint:
         if os.geteuid() != 0:
             raise BenchError("vsftpd needs root (it switches to the signed-in system user)")
-        password = secrets.token_urlsafe(18)
-        self._prepare_user(password)
-        self.user_unlocked = True
+        self.user = SystemUser(FTP_USER, "bench/run FTP reference")
+        password = self.user.unlock()
         os.chown(self.files, pwd.getpwnam(FTP_USER).pw_uid, -1)
         empty = self.workspace.folder("ref-ftp-empty", 0o755)  # secure_chroot_dir: empty, not writable
         port = self.ports.one()
@@ -145,24 +191,5 @@ class VsftpdServer(ReferenceServer):
         version = package_version("vsftpd") or "?"
         return Endpoint("reference", "ftp", f"vsftpd {version}", Login(port, FTP_USER, password), self.stored_path)
 
-    @staticmethod
-    def _prepare_user(password: str) -> None:
-        try:
-            pwd.getpwnam(FTP_USER)
-        except KeyError:
-            run_checked(
-                [
-                    "useradd", "--system", "--no-create-home", "--home-dir", "/",
-                    "--shell", "/usr/sbin/nologin", "--comment", "bench/run FTP reference", FTP_USER,
-                ],
-                "useradd",
-            )  # fmt: skip
-        run_checked(["chpasswd"], "chpasswd", stdin_text=f"{FTP_USER}:{password}\n")
 
-    def cleanup(self) -> None:
-        # the account stays for the next run, but nobody can sign in with it
-        if self.user_unlocked:
-            subprocess.run(["passwd", "-q", "-l", FTP_USER], capture_output=True)
-
-
-REFERENCES = {"sftp": OpenSshServer, "ftp": VsftpdServer}
+REFERENCES = {"sftp": OpenSshServer, "ftp": VsftpdServer, "logins": OpenSshPasswordServer}
