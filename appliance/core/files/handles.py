@@ -22,6 +22,7 @@ from .tree import Location, os_error
 
 READ_AHEAD = 1 << 20  # bytes fetched per disk read for sequential readers
 WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
+IOV_MAX = 1024  # buffers per pwritev() (Linux's limit)
 MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
 
 
@@ -154,12 +155,19 @@ class Reader:
         await self._on_close(self.bytes_read)
 
 
-def _pwrite_all(fd: int, data: bytearray, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
+def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
+    """Write `chunks` back to back at `offset`: one pwritev() per IOV_MAX chunks, no joining copy."""
+    while chunks:
+        batch = chunks[:IOV_MAX]
+        written = os.pwritev(fd, batch, offset)
         offset += written
+        for i, chunk in enumerate(batch):
+            if written < len(chunk):  # a short write: the rest of this chunk first
+                chunks = [memoryview(chunk)[written:], *chunks[i + 1 :]]
+                break
+            written -= len(chunk)
+        else:
+            chunks = chunks[len(batch) :]
 
 
 class Writer:
@@ -189,7 +197,8 @@ class Writer:
         self.replaced = replaced  # size of the file this upload replaces, None if new
         self._commit = commit
         self._no_replace = no_replace  # an exclusive upload: never replaces a file made meanwhile
-        self._buffer = bytearray()
+        self._chunks: list[bytes] = []  # received, not yet written: kept as they came, no copy
+        self._buffered = 0
         self._buffer_start = 0
         self._lock = DeferredLock()
         self.times: tuple[float, float] | None = None
@@ -202,6 +211,15 @@ class Writer:
         return self.location.path
 
     async def write(self, offset: int, data: bytes) -> None:
+        pending = self.write_nowait(offset, data)
+        if pending is not None:
+            await pending
+
+    def write_nowait(self, offset: int, data: bytes) -> Deferred | None:
+        """`write` for callers on a hot path: None when the bytes only went to the
+        buffer (the common case, no Deferred made), else the Deferred of the disk
+        write it started, which fails as `write` would. Refusals (quota, a bad
+        offset, a finished upload) raise at once."""
         if self._done:
             raise Invalid("The upload is already finished.")
         if self._error is not None:
@@ -220,24 +238,39 @@ class Writer:
                 raise
             self.size = end
         self.bytes_written += len(data)
-        if self._buffer and offset == self._buffer_start + len(self._buffer):
-            self._buffer += data
-        else:
-            await self._flush()
+        if type(data) is not bytes:
+            data = bytes(data)  # the caller may reuse its buffer: keep our own copy
+        out = None
+        if self._chunks and offset != self._buffer_start + self._buffered:
+            out = [self._take()]
+        if not self._chunks:
             self._buffer_start = offset
-            self._buffer = bytearray(data)
-        if len(self._buffer) >= WRITE_BUFFER:
-            await self._flush()
+        self._chunks.append(data)
+        self._buffered += len(data)
+        # a chunk count cap too: a million 1-byte writes must not hold a million objects
+        if self._buffered >= WRITE_BUFFER or len(self._chunks) >= IOV_MAX:
+            out = [*(out or ()), self._take()]
+        if out is None:
+            return None
+        return Deferred.fromCoroutine(self._write_out(out))
+
+    def _take(self) -> tuple[list[bytes], int]:
+        """The buffered chunks and their offset; the buffer starts empty again."""
+        taken = (self._chunks, self._buffer_start)
+        self._chunks, self._buffered = [], 0
+        return taken
 
     async def _flush(self) -> None:
-        if not self._buffer:
-            return
-        data, offset = self._buffer, self._buffer_start
-        self._buffer = bytearray()
+        if self._chunks:
+            await self._write_out([self._take()])
+
+    async def _write_out(self, pieces: list[tuple[list[bytes], int]]) -> None:
+        """Write taken buffers on the work pool, one disk write at a time, in the order taken."""
         await self._lock.acquire()
         try:
-            if self._error is None:
-                await self._threads.work(_pwrite_all, self._fd, data, offset)
+            for chunks, offset in pieces:
+                if self._error is None:
+                    await self._threads.work(_pwrite_all, self._fd, chunks, offset)
         except OSError as e:
             self._error = os_error(e, self.path)
         finally:
@@ -314,7 +347,7 @@ class Writer:
             return
         self._done = True
         self._registry.discard(self)
-        self._buffer = bytearray()
+        self._chunks, self._buffered = [], 0
         self._limits.release(self.size)
         await self._lock.acquire()
         try:

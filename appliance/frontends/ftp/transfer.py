@@ -27,6 +27,7 @@ from .errors import DataConnectionFailed
 log = Logger()
 
 CHUNK = 256 * 1024  # bytes per read handed to a data connection
+SOCKET_CHUNK = 256 * 1024  # bytes per recv() on a data connection, and buffered before a download pauses
 
 
 def plain_host(host: str) -> str:
@@ -97,6 +98,10 @@ class DataChannel(ftp.DTP):
     def connectionMade(self):
         self.isConnected = True
         self._buffer = []
+        # Twisted's 64 KiB per recv() (and per pause of a download) costs a system call and
+        # a reactor turn per 64 KiB; the socket's own buffer holds more on a fast link
+        tcp = self.transport.transport if self.secure else self.transport
+        tcp.bufferSize = SOCKET_CHUNK
         self.factory.channel_made(self)
 
     def dataReceived(self, data: bytes) -> None:
@@ -483,9 +488,12 @@ class UploadConsumer:
             self.on_data()
         offset = self.offset
         self.offset += len(data)
-        d = defer.Deferred.fromCoroutine(self._writer.write(offset, data))
-        if d.called:  # buffered in memory: the common case
-            d.addErrback(self._failed)
+        try:
+            d = self._writer.write_nowait(offset, data)
+        except Exception:  # noqa: BLE001 - a refusal (quota, ...): reported like a failed disk write
+            self._failed(Failure())
+            return
+        if d is None:  # buffered in memory: the common case
             return
         self._in_flight += 1
         if self._in_flight >= self.MAX_IN_FLIGHT:
