@@ -1,4 +1,4 @@
-"""Timed transfers with real clients: OpenSSH's `sftp` and `curl` for FTP.
+"""Timed transfers with real clients: OpenSSH's `sftp` and `curl` for FTP and FTPS.
 
 Each transfer is one client run (connect, sign in, one file, quit). The time
 reported is the transfer alone, without connecting and signing in (which would
@@ -41,7 +41,7 @@ class Endpoint:
     checking it)."""
 
     role: str  # "reference" or "product"
-    protocol: str  # "sftp" or "ftp"
+    protocol: str  # "sftp", "ftp" or "ftps" (or "logins")
     software: str
     login: Login
     stored_path: Callable[[str], Path | None]
@@ -187,26 +187,41 @@ def sftp_login(endpoint: Endpoint, scratch: Path, timeout: float) -> float:
 # ---- ftp ------------------------------------------------------------------
 
 _CURL_TIMES = "%{time_pretransfer} %{time_total} %{size_upload} %{size_download}\n"
+_CURL_TLS = re.compile(r"SSL connection using (\S+) / (\S+)")
 
 
 def ftp_transfer(
-    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
+    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float, tls: bool = False
 ) -> Transfer:
-    """Upload `local` to `remote` (or download `remote` to `local`) with curl, in passive mode."""
+    """Upload `local` to `remote` (or download `remote` to `local`) with curl, in passive mode;
+    with `tls`, explicit FTPS (AUTH TLS, PROT P) and the server's certificate unchecked."""
     login = endpoint.login
     url = f"ftp://{LOOPBACK}:{login.port}/{remote}"
     transfer = ["-T", str(local)] if direction == UPLOAD else ["-o", str(local)]
+    secure = ["--ssl-reqd", "--insecure", "-v"] if tls else []  # -v: the negotiated TLS version and cipher
     # credentials through a config on stdin, not in argv (visible in ps)
-    argv = ["curl", "--disable", "-sS", "-K", "-", "-w", _CURL_TIMES, *transfer, url]
+    argv = ["curl", "--disable", "-sS", *secure, "-K", "-", "-w", _CURL_TIMES, *transfer, url]
     run = _run_client(argv, _client_env(), scratch, timeout, stdin_text=f'user = "{login.username}:{login.password}"\n')
     if run.returncode != 0 or not run.lines:
         raise TransferFailed(f"curl exited with {run.returncode}\n{_tail(run.stderr)}")
     pretransfer, total, uploaded, downloaded = run.lines[-1][1].split()
     details = {"bytes": int(float(uploaded if direction == UPLOAD else downloaded))}
+    if tls:
+        negotiated = _CURL_TLS.findall(run.stderr)  # the control connection's, then the data connection's
+        if not negotiated:
+            raise TransferFailed("curl did not report a TLS connection")
+        details["mac"], details["cipher"] = negotiated[-1]  # the table prints "cipher mac": the suite, then the version
     return Transfer(float(total) - float(pretransfer), run.seconds, details)
 
 
-TRANSFERS = {"sftp": sftp_transfer, "ftp": ftp_transfer}
+def ftps_transfer(
+    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
+) -> Transfer:
+    """`ftp_transfer` over explicit FTPS."""
+    return ftp_transfer(endpoint, direction, local, remote, scratch, timeout, tls=True)
+
+
+TRANSFERS = {"sftp": sftp_transfer, "ftp": ftp_transfer, "ftps": ftps_transfer}
 
 
 def _client_env() -> dict:

@@ -59,7 +59,9 @@ class Product(contextlib.AbstractContextManager):
         # SIGTERM drains (a grace for uploads): give it time before SIGKILL
         self.child = Child("appliance serve", argv, self.folder / "appliance.log", env=env, stop_grace=15)
         self.child.wait_for_ports([sftp, ftp], timeout=30)
-        login = {"sftp": sftp, "ftp": ftp, "logins": sftp}  # logins: the sign-in rate, over SFTP
+        # ftps: the same FTP port with AUTH TLS (the data dir's self-signed certificate);
+        # logins: the sign-in rate, over SFTP
+        login = {"sftp": sftp, "ftp": ftp, "ftps": ftp, "logins": sftp}
         return {
             protocol: Endpoint("product", protocol, software, Login(port, USERNAME, password), self.stored_path)
             for protocol, port in login.items()

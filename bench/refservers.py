@@ -1,7 +1,8 @@
-"""The reference servers: OpenSSH's sshd (internal-sftp) and vsftpd, each on a
-loopback high port with its own configuration, keys and folders inside the
-workspace. Outside it they need only /run/sshd and two system users: `benchftp`
-(vsftpd's) and `benchssh` (sshd's for password sign-ins)."""
+"""The reference servers: OpenSSH's sshd (internal-sftp) and vsftpd (plain, and
+with explicit TLS), each on a loopback high port with its own configuration, keys
+and folders inside the workspace. Outside it they need only /run/sshd and three
+system users: `benchftp` and `benchftps` (vsftpd's) and `benchssh` (sshd's for
+password sign-ins)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from support import LOOPBACK, BenchError, Child, Ports, Workspace, package_versi
 SSHD = "/usr/sbin/sshd"
 VSFTPD = "/usr/sbin/vsftpd"
 FTP_USER = "benchftp"
+FTPS_USER = "benchftps"  # its own user too: the plain vsftpd's run must not change its password
 SSH_USER = "benchssh"  # its own user: another run's vsftpd must not change this one's password
 PASSIVE_PORTS = 20
 
@@ -148,19 +150,20 @@ class VsftpdServer(ReferenceServer):
     locked again afterwards."""
 
     protocol = "ftp"
+    user_name = FTP_USER
 
     def start(self) -> Endpoint:
         if os.geteuid() != 0:
             raise BenchError("vsftpd needs root (it switches to the signed-in system user)")
-        self.user = SystemUser(FTP_USER, "bench/run FTP reference")
+        self.user = SystemUser(self.user_name, f"bench/run {self.protocol.upper()} reference")
         password = self.user.unlock()
-        os.chown(self.files, pwd.getpwnam(FTP_USER).pw_uid, -1)
-        empty = self.workspace.folder("ref-ftp-empty", 0o755)  # secure_chroot_dir: empty, not writable
+        os.chown(self.files, pwd.getpwnam(self.user_name).pw_uid, -1)
+        empty = self.workspace.folder(f"ref-{self.protocol}-empty", 0o755)  # secure_chroot_dir: empty, not writable
         port = self.ports.one()
         passive_low, passive_high = self.ports.span(PASSIVE_PORTS)
         config = self.folder / "vsftpd.conf"
         config.write_text(
-            "listen=YES\n"
+            self.tls_config() + "listen=YES\n"
             "listen_ipv6=NO\n"
             f"listen_address={LOOPBACK}\n"
             f"listen_port={port}\n"
@@ -189,7 +192,46 @@ class VsftpdServer(ReferenceServer):
         self.child = Child("vsftpd", [VSFTPD, str(config)], self.folder / "vsftpd.log")
         self.child.wait_for_ports([port])
         version = package_version("vsftpd") or "?"
-        return Endpoint("reference", "ftp", f"vsftpd {version}", Login(port, FTP_USER, password), self.stored_path)
+        login = Login(port, self.user_name, password)
+        return Endpoint("reference", self.protocol, f"vsftpd {version}", login, self.stored_path)
+
+    def tls_config(self) -> str:
+        """Configuration lines for TLS (none: plain FTP)."""
+        return ""
 
 
-REFERENCES = {"sftp": OpenSshServer, "ftp": VsftpdServer, "logins": OpenSshPasswordServer}
+class VsftpdTlsServer(VsftpdServer):
+    """vsftpd with explicit FTPS (AUTH TLS) required for the sign-in and for every
+    data connection, with its own self-signed certificate (RSA 2048), for its own
+    system user `benchftps`."""
+
+    protocol = "ftps"
+    user_name = FTPS_USER
+
+    def tls_config(self) -> str:
+        cert, key = self.folder / "cert.pem", self.folder / "key.pem"
+        run_checked(
+            [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                "-subj", f"/CN={LOOPBACK}", "-keyout", str(key), "-out", str(cert),
+            ],
+            "openssl req (vsftpd's certificate)",
+        )  # fmt: skip
+        return (
+            "ssl_enable=YES\n"
+            f"rsa_cert_file={cert}\n"
+            f"rsa_private_key_file={key}\n"
+            "force_local_logins_ssl=YES\n"
+            "force_local_data_ssl=YES\n"
+            "ssl_sslv2=NO\n"
+            "ssl_sslv3=NO\n"
+            "ssl_tlsv1=YES\n"
+            # vsftpd's default, spelled out: a data connection must resume the control
+            # connection's TLS session (curl does; the product allows either)
+            "require_ssl_reuse=YES\n"
+            # vsftpd 3.0.3's own default list is DES-CBC3-SHA alone (TLS 1.2 and below)
+            "ssl_ciphers=HIGH\n"
+        )
+
+
+REFERENCES = {"sftp": OpenSshServer, "ftp": VsftpdServer, "ftps": VsftpdTlsServer, "logins": OpenSshPasswordServer}

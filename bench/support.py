@@ -30,6 +30,7 @@ SYSTEM_TOOLS = {
     "lftp": "lftp",
     "/usr/sbin/vsftpd": "vsftpd",
     "curl": "curl",
+    "openssl": "openssl",  # vsftpd's certificate for FTPS
 }
 
 
