@@ -13,7 +13,7 @@ SYSTEM_TOOLS := sftp:openssh-client scp:openssh-client ssh-keygen:openssh-client
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python tools ui system-deps lint test-python test-ui bench clean dist deb
+.PHONY: run test build python tools ui system-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test
 
 run: build
 	$(BIN)/appliance serve
@@ -81,6 +81,29 @@ dist: ui python
 deb: dist
 	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-py3-none-any.whl dist
 	lintian --no-cfg dist/appliance_*.deb
+
+# A bootable qcow2 of Debian 12 with the .deb (packaging/vm/build.sh; as root), and a test that
+# boots it in qemu and uses SFTP, HTTP(S) and FTP through forwarded ports. Not part of `make test`.
+VM_IMAGE := build/vm/appliance.qcow2
+# command -> Debian package, for these two targets only
+VM_TOOLS := debootstrap:debootstrap mkfs.ext4:e2fsprogs sfdisk:fdisk grub-mkimage:grub-pc-bin qemu-img:qemu-utils qemu-system-x86_64:qemu-system-x86 python3.11:python3.11-venv sftp:openssh-client sshpass:sshpass
+
+vm-deps:
+	@missing=""; for pair in $(VM_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	test -f /usr/lib/grub/i386-pc/boot.img || missing="$$missing grub-pc-bin"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (install them as root)"; exit 1; fi; \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+vm-image: vm-deps deb
+	packaging/vm/build.sh dist/appliance_$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')_$$(dpkg --print-architecture).deb $(VM_IMAGE)
+	@ls -l $(VM_IMAGE)
+
+vm-test: vm-deps
+	packaging/vm/test.py $(VM_IMAGE)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) ui/node_modules ui/.parcel-cache build dist *.egg-info
