@@ -16,6 +16,14 @@ from support import LOOPBACK, REPO_ROOT, BenchError, Child, Ports, Workspace, ru
 APPLIANCE = REPO_ROOT / ".venv" / "bin" / "appliance"
 USERNAME = "bench"
 PASSIVE_PORTS = 20
+# every client of the benchmark comes from 127.0.0.1, and the concurrency case holds
+# 1,000 sessions at once: the per-address limits meant for the internet (50
+# connections, 10 still signing in; 100 signing in in all) would refuse them
+LIMITS = {
+    "APPLIANCE_SECURITY_MAX_CONNECTIONS_PER_ADDRESS": "5000",
+    "APPLIANCE_SECURITY_MAX_UNAUTHENTICATED": "5000",
+    "APPLIANCE_SECURITY_MAX_UNAUTHENTICATED_PER_ADDRESS": "5000",
+}
 
 
 class Product(contextlib.AbstractContextManager):
@@ -30,6 +38,8 @@ class Product(contextlib.AbstractContextManager):
         self.folder = workspace.folder("product")
         self.data_dir = self.folder / "data"
         self.child: Child | None = None
+        self.http_port: int | None = None
+        self.password: str | None = None
 
     def __exit__(self, *exc) -> None:
         if self.child is not None:
@@ -51,14 +61,16 @@ class Product(contextlib.AbstractContextManager):
             env=env,
         )  # fmt: skip
         http, sftp, ftp = self.ports.one(), self.ports.one(), self.ports.one()
+        self.http_port, self.password = http, password
         passive_low, passive_high = self.ports.span(PASSIVE_PORTS)
         env["APPLIANCE_FTP_PASSIVE_PORTS"] = f"{passive_low}-{passive_high}"
+        env.update(LIMITS)
         argv = [str(self.executable), "serve", "--data-dir", str(self.data_dir)]
         for flag, port in (("--http", http), ("--sftp", sftp), ("--ftp", ftp)):
             argv += [flag, f"tcp:{port}:interface={LOOPBACK}"]
         # SIGTERM drains (a grace for uploads): give it time before SIGKILL
         self.child = Child("appliance serve", argv, self.folder / "appliance.log", env=env, stop_grace=15)
-        self.child.wait_for_ports([sftp, ftp], timeout=30)
+        self.child.wait_for_ports([sftp, ftp, http], timeout=30)
         # ftps: the same FTP port with AUTH TLS (the data dir's self-signed certificate);
         # logins: the sign-in rate, over SFTP
         login = {"sftp": sftp, "ftp": ftp, "ftps": ftp, "logins": sftp}
@@ -66,6 +78,11 @@ class Product(contextlib.AbstractContextManager):
             protocol: Endpoint("product", protocol, software, Login(port, USERNAME, password), self.stored_path)
             for protocol, port in login.items()
         }
+
+    @property
+    def pid(self) -> int | None:
+        """The daemon's process id while it runs."""
+        return self.child.process.pid if self.child is not None and self.child.process.poll() is None else None
 
     def stored_path(self, name: str) -> Path | None:
         """Where an upload named `name` landed: the product decides where the

@@ -123,6 +123,9 @@ class OpenSshServer(ReferenceServer):
             "KbdInteractiveAuthentication no\n"
             "X11Forwarding no\n"
             "PrintMotd no\n"
+            # the concurrency case signs many sessions in at once: the default 10:30:100
+            # drops connections at random once 10 are still signing in
+            "MaxStartups 1000\n"
             f"Subsystem sftp internal-sftp -d {self.files}\n"
         )
         try:
