@@ -76,3 +76,32 @@ async def test_many_tiny_writes_are_written_out_every_iov_max_chunks(core):
     assert started == [handles.IOV_MAX - 1, 2 * handles.IOV_MAX - 1, 3 * handles.IOV_MAX - 1]
     await writer.commit()
     assert open(os.path.join(session.tree.root, "tiny.bin"), "rb").read() == b"x" * (3 * handles.IOV_MAX)
+
+
+@pytest_twisted.ensureDeferred
+async def test_sync_writes_out_and_fsyncs_and_commit_then_only_renames(core, monkeypatch):
+    session = await session_for(core)
+    fsynced, real_fsync = [], os.fsync
+
+    def counting_fsync(fd):
+        fsynced.append(os.fstat(fd).st_size if os.path.isfile(f"/proc/self/fd/{fd}") else "dir")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    writer = await session.open_write("/synced.bin")
+    await writer.write(0, b"a" * 1000)
+    await writer.sync()
+    assert fsynced == [1000]  # the buffered bytes went to the temporary file first
+    assert not os.path.exists(os.path.join(session.tree.root, "synced.bin"))  # nothing visible yet
+    await writer.commit()
+    assert fsynced == [1000, "dir"]  # the rename's folder, not the file again
+    assert open(os.path.join(session.tree.root, "synced.bin"), "rb").read() == b"a" * 1000
+
+    fsynced.clear()
+    writer = await session.open_write("/later.bin")
+    await writer.write(0, b"b" * 10)
+    await writer.sync()
+    await writer.write(10, b"c" * 10)  # written after the sync: commit fsyncs again
+    await writer.commit()
+    assert fsynced == [10, 20, "dir"]
+    assert open(os.path.join(session.tree.root, "later.bin"), "rb").read() == b"b" * 10 + b"c" * 10

@@ -203,6 +203,7 @@ class Writer:
         self._lock = DeferredLock()
         self.times: tuple[float, float] | None = None
         self.bytes_written = 0
+        self._synced = False  # sync() ran and nothing was written since: commit need not fsync
         self._error: ApplianceError | None = None
         self._done = False
 
@@ -238,6 +239,7 @@ class Writer:
                 raise
             self.size = end
         self.bytes_written += len(data)
+        self._synced = False
         if type(data) is not bytes:
             data = bytes(data)  # the caller may reuse its buffer: keep our own copy
         out = None
@@ -282,6 +284,27 @@ class Writer:
         """Times to stamp on the file when it is committed (scp -p, sftp put -p)."""
         self.times = (atime, mtime)
 
+    async def sync(self) -> None:
+        """Write out and fsync what was written so far; nothing becomes visible. A
+        commit with no write in between then only renames, so a caller can overlap
+        the slow part of committing with a wait of its own. A failure is kept for
+        commit to report (and the upload is then not kept)."""
+        if self._done or self._error is not None:
+            return
+        try:
+            await self._flush()
+            await self._lock.acquire()
+            try:
+                if self._error is None:
+                    await self._threads.work(os.fsync, self._fd)
+                    self._synced = True
+            finally:
+                self._lock.release()
+        except OSError as e:
+            self._error = os_error(e, self.path)
+        except ApplianceError:
+            pass  # _flush recorded it in self._error
+
     async def commit(self) -> None:
         """Flush, fsync, rename into place, and record the upload."""
         if self._done:
@@ -309,7 +332,8 @@ class Writer:
         await self._commit(self)
 
     def _finish_on_disk(self) -> None:
-        os.fsync(self._fd)
+        if not self._synced:
+            os.fsync(self._fd)
         if self.times is not None:
             os.utime(self._fd, self.times)
         os.close(self._fd)

@@ -733,7 +733,10 @@ class FTPSession(ftp.FTP):
                 await consumer.drained()
                 # A killed client closes both connections at once, and the data side
                 # may look clean: commit only if the control connection outlives it.
+                # The disk's flush and fsync run meanwhile; nothing is visible before both end.
+                syncing = upload.sync()
                 await self._settle()
+                await syncing
                 if self._lost:
                     return None
                 await upload.close()
