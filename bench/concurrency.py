@@ -235,7 +235,8 @@ class Api:
             headers = {"content-type": "application/json"}
             if getattr(self, "token", None):
                 headers["authorization"] = f"Bearer {self.token}"
-            conn.request(method, "/api/portal/" + path, json.dumps(body) if body is not None else None, headers)
+            url = path if path.startswith("/") else "/api/portal/" + path  # "/healthz": the ops endpoints
+            conn.request(method, url, json.dumps(body) if body is not None else None, headers)
             response = conn.getresponse()
             raw = response.read()
             return response.status, json.loads(raw) if raw else None
@@ -257,9 +258,11 @@ class LatencyProbe:
     def __init__(self, api: Api, path: str, pause: float = 0.05):
         self.api, self.path, self.pause = api, path, pause
         self.seconds: list[float] = []
+        self.timeline: list[tuple[float, float]] = []  # (seconds since the start, seconds the call took)
         self.failures: list[str] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
+        self.started = time.perf_counter()
 
     def __enter__(self) -> LatencyProbe:
         self.thread.start()
@@ -282,6 +285,7 @@ class LatencyProbe:
                 continue
             if status == 200:
                 self.seconds.append(time.perf_counter() - started)
+                self.timeline.append((round(started - self.started, 3), round(self.seconds[-1], 4)))
             else:
                 self.failures.append(f"status {status}")
             self.stop.wait(self.pause)
@@ -289,13 +293,14 @@ class LatencyProbe:
 
     def figures(self) -> dict:
         return {
-            "path": "/api/portal/" + self.path,
+            "path": self.path if self.path.startswith("/") else "/api/portal/" + self.path,
             "calls": len(self.seconds),
             "failed": len(self.failures),
             "p50_ms": _ms(percentile(self.seconds, 0.50)),
             "p99_ms": _ms(percentile(self.seconds, 0.99)),
             "max_ms": _ms(max(self.seconds) if self.seconds else None),
             "errors": self.failures[:10],
+            "timeline": self.timeline,
         }
 
 
@@ -329,6 +334,7 @@ class DownloadsResult:
     peak_rss_kib: int | None = None  # the daemon's (product): sampled VmRSS and VmHWM, the higher
     rss_before_kib: int | None = None
     api: dict | None = None  # the dashboard call's latency meanwhile (product)
+    health: dict | None = None  # GET /healthz's meanwhile: no sign-in, no database, the reactor alone
     load_average: list[float] | None = None
 
 
@@ -352,9 +358,11 @@ def downloads(
         reset_peak(pid)
     fleet, result.connect_seconds = open_fleet(sessions, login, folder, result.failures)
     probe = LatencyProbe(api, "dashboard/information/") if api is not None else None
+    health = LatencyProbe(api, "/healthz") if api is not None else None
     with MemorySampler(pid) as memory:
         if probe is not None:
             probe.__enter__()
+            health.__enter__()
         try:
             released = time.monotonic()
             for session in fleet:
@@ -369,6 +377,7 @@ def downloads(
         finally:
             if probe is not None:
                 probe.__exit__(None, None, None)
+                health.__exit__(None, None, None)
         result.load_average = list(os.getloadavg())
     if pid is not None:
         peak = max(memory.peak_kib, status_kib(pid, "VmHWM") or 0)
@@ -412,6 +421,7 @@ def downloads(
         result.session_mb_per_s_median = per_session[len(per_session) // 2]
     if probe is not None:
         result.api = probe.figures()
+        result.health = health.figures()
     return result
 
 
