@@ -59,7 +59,7 @@ terminal_input console serial
 terminal_output console serial
 set timeout=1
 menuentry "appliance" {
-    linux /vmlinuz root=UUID=$UUID ro console=tty0 console=ttyS0,115200n8
+    linux /vmlinuz root=UUID=$UUID ro console=tty0 console=ttyS0,115200n8 panic=10 no_timer_check
     initrd /initrd.img
 }
 EOF

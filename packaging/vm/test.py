@@ -86,6 +86,8 @@ def wait_for_banner(vm: subprocess.Popen, console: Path, timeout: float, kernel_
         text = console.read_text(errors="replace") if console.exists() else ""
         if kernel_within and time.monotonic() - started > kernel_within and "Linux version" not in text:
             raise KernelSilent()
+        if "Kernel panic" in text:
+            raise Failure("the guest kernel panicked")
         if READY in text:
             match = PASSWORD.search(text[text.index(READY) :])
             if match:
@@ -153,9 +155,15 @@ def power_off(vm: subprocess.Popen, work: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("image", nargs="?", default="build/vm/appliance.qcow2", type=Path)
-    parser.add_argument("--timeout", type=float, help="seconds to wait for the banner (default 300 with KVM, 1200 without)")
-    parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
-                        help="auto: KVM when /dev/kvm is usable and runs the kernel, else TCG")
+    parser.add_argument(
+        "--timeout", type=float, help="seconds to wait for the banner (default 300 with KVM, 1200 without)"
+    )
+    parser.add_argument(
+        "--accel",
+        choices=("auto", "kvm", "tcg"),
+        default="auto",
+        help="auto: KVM when /dev/kvm is usable and runs the kernel, else TCG",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (console log, overlay)")
     args = parser.parse_args()
     if not args.image.is_file():
@@ -187,7 +195,9 @@ def main() -> int:
             vm = start_vm(args.image, work, ports, kvm)
             user, password = wait_for_banner(vm, work / "console.log", args.timeout or 1200)
         boot_seconds = time.monotonic() - started
-        print(f"vm-test: ready {boot_seconds:.1f} s after starting qemu ({'KVM' if kvm else 'TCG'}); first admin {user!r}")
+        print(
+            f"vm-test: ready {boot_seconds:.1f} s after starting qemu ({'KVM' if kvm else 'TCG'}); first admin {user!r}"
+        )
         check_sftp(ports["ssh"], user, password, work)
         print("vm-test: sftp on port 22: signed in, uploaded and downloaded 1 MiB intact")
         check_http(ports["http"], ports["https"])
@@ -207,7 +217,11 @@ def main() -> int:
             print(f"vm-test: work dir kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"vm-test: passed, boot-to-ready {boot_seconds:.1f} s with {'KVM' if kvm else 'TCG'}" if ok else "vm-test: failed")
+    print(
+        f"vm-test: passed, boot-to-ready {boot_seconds:.1f} s with {'KVM' if kvm else 'TCG'}"
+        if ok
+        else "vm-test: failed"
+    )
     return 0 if ok else 1
 
 
