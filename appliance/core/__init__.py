@@ -19,6 +19,7 @@ from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
+from .files.remote_sftp import RemoteSources
 from .files.resumable import ResumableUploads
 from .jobs import Jobs
 from .mailbox_admin import MailboxAdmin
@@ -95,7 +96,8 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     audit = AuditLog(store, metrics)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
-    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path)
+    remote = RemoteSources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
+    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote)
     mailer = Mailer(settings.smtp, reactor)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
     return Core(

@@ -1,7 +1,10 @@
-"""Sources as admins see and change them. Local sources only for now: a folder
-under the data dir's own folder for the organisation or under the configured
-[sources] local_roots, never another organisation's folder, so a tenant's admin
-cannot reach the host's disk."""
+"""Sources as admins see and change them. A local source is a folder under the
+data dir's own folder for the organisation or under the configured [sources]
+local_roots, never another organisation's folder, so a tenant's admin cannot
+reach the host's disk. A remote SFTP source is checked (host allowed, connection,
+host key, sign-in, folder) before it is saved; its host key fingerprint is
+pinned then when not given; its password and private key are encrypted at rest
+and never shown."""
 
 from __future__ import annotations
 
@@ -9,20 +12,33 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import Invalid, NotFound
+from twisted.conch.ssh import keys
+
+from ..errors import ApplianceError, Invalid, NotFound
 from ..models import Source, to_iso
 from ..store import Store, queries
 from ..store import sources as source_queries
 from . import validation
 from .auth import Account
+from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
 
 
 def view(source: Source) -> dict:
+    config = {"path": source.config.get("path", "")}
+    if source.type == "sftp":
+        config.update(
+            host=source.config.get("host", ""),
+            port=source.config.get("port", 22),
+            username=source.config.get("username", ""),
+            host_key_fingerprint=source.config.get("host_key_fingerprint", ""),
+            has_password=bool(source.config.get("password_encrypted")),
+            has_private_key=bool(source.config.get("private_key_encrypted")),
+        )
     return {
         "id": source.id,
         "name": source.name,
         "type": source.type,
-        "config": {"path": source.config.get("path", "")},
+        "config": config,
         "read_only": source.read_only,
         "status": source.status,
         "last_error": source.last_error,
@@ -85,19 +101,24 @@ class SourceAdmin:
             except Invalid as e:
                 errors.update(e.fields)
         kind = body.get("type", existing.type if existing else "local")
-        if kind != "local":
-            errors["type"] = ["Only local sources are available in this release (S3 and SFTP come later)."]
+        if kind not in ("local", "sftp"):
+            errors["type"] = ["Sources of type local and sftp are available in this release (S3 comes later)."]
+        elif existing is not None and kind != existing.type:
+            errors["type"] = ["The type of a source cannot be changed: create a new source."]
         if "read_only" in body:
             if not isinstance(body["read_only"], bool):
                 errors["read_only"] = ["Must be true or false."]
             else:
                 values["read_only"] = body["read_only"]
-        if "config" in body or existing is None:
+        if ("config" in body or existing is None) and "type" not in errors:
             config = body.get("config") if isinstance(body.get("config"), dict) else {}
             try:
-                values["config"] = {"path": await self._allowed_path(account, config.get("path"))}
+                if kind == "sftp":
+                    values["config"] = await self._sftp_config(config, existing)
+                else:
+                    values["config"] = {"path": await self._allowed_path(account, config.get("path"))}
             except Invalid as e:
-                errors.update(e.fields)
+                errors.update(e.fields or {"config": [e.message]})
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         if "name" in values and await self._store.run(
@@ -105,7 +126,7 @@ class SourceAdmin:
         ):
             raise Invalid("That name is taken.", {"name": ["Another source has this name."]})
         if existing is None:
-            values.update(type="local", org_id=account.organisation.id, created_at=to_iso(self._now()))
+            values.update(type=kind, org_id=account.organisation.id, created_at=to_iso(self._now()))
         return values
 
     def _now(self) -> datetime:
@@ -113,12 +134,100 @@ class SourceAdmin:
 
     async def check(self, account: Account, source: Source) -> Source:
         """Try the source and store what was found."""
-        path = self._files.source_root(source)
-        problem = await self._threads.work(folder_problem, path)
+        found: dict = {}
+        if source.type == "sftp":
+            problem = None
+            try:
+                seen = await self._files.remote.check(self._files.remote.remote(source))
+            except ApplianceError as e:
+                problem = e.message
+            else:
+                if not source.config.get("host_key_fingerprint"):
+                    found["config"] = {**source.config, "host_key_fingerprint": seen}
+        else:
+            path = self._files.source_root(source)
+            problem = await self._threads.work(folder_problem, path)
         await self._store.run(
             source_queries.update_source,
             account.organisation.id,
             source.id,
-            {"status": "error" if problem else "ok", "last_error": problem or "", "checked_at": to_iso(self._now())},
+            {
+                **found,
+                "status": "error" if problem else "ok",
+                "last_error": problem or "",
+                "checked_at": to_iso(self._now()),
+            },
         )
         return await self.get(account, source.id)
+
+    async def _sftp_config(self, config: dict, existing: Source | None) -> dict:
+        """A remote SFTP source's stored config, after a successful connection to it."""
+        old = existing.config if existing is not None and existing.type == "sftp" else {}
+        errors: list[str] = []
+        host = config.get("host", old.get("host", ""))
+        if not isinstance(host, str) or not host.strip():
+            errors.append("Give the remote server's host name or address as config.host.")
+        port = config.get("port", old.get("port", 22))
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            errors.append("config.port must be a port number (1-65535).")
+        username = config.get("username", old.get("username", ""))
+        if not isinstance(username, str) or not username.strip() or any(ord(c) < 32 for c in username):
+            errors.append("Give the user to sign in as on the remote server as config.username.")
+        path = config.get("path", old.get("path", ""))
+        if not isinstance(path, str) or "\x00" in path or len(path) > 4096:
+            errors.append("config.path must be a folder on the remote server (empty: the user's login folder).")
+        stored = {k: old[k] for k in ("password_encrypted", "private_key_encrypted") if old.get(k)}
+        password = key = ""
+        secrets = self._files.remote
+        if "password" in config:
+            if not isinstance(config["password"], str) or len(config["password"]) > 1000:
+                errors.append("config.password must be text.")
+            else:
+                password = config["password"]
+                stored.pop("password_encrypted", None)
+        elif stored.get("password_encrypted"):
+            password = secrets.open(stored["password_encrypted"])
+        if "private_key" in config:
+            if not isinstance(config["private_key"], str):
+                errors.append("config.private_key must be text.")
+            elif config["private_key"].strip():
+                try:
+                    parsed = keys.Key.fromString(config["private_key"].strip().encode())
+                    if parsed.isPublic():
+                        raise keys.BadKeyError("public")
+                    key = config["private_key"].strip() + "\n"
+                except (keys.BadKeyError, keys.EncryptedKeyError, ValueError):
+                    errors.append(
+                        "config.private_key is not a private key in OpenSSH or PEM format "
+                        "(keys protected by a passphrase are not supported)."
+                    )
+            stored.pop("private_key_encrypted", None)
+        elif stored.get("private_key_encrypted"):
+            key = secrets.open(stored["private_key_encrypted"])
+        if not password and not key and not errors:
+            errors.append("Give the remote account's config.password or config.private_key.")
+        fingerprint = config.get("host_key_fingerprint")
+        if fingerprint:
+            try:
+                fingerprint = normalise_fingerprint(str(fingerprint))
+            except Invalid as e:
+                errors.append(e.message)
+        elif fingerprint is None and (host, port) == (old.get("host"), old.get("port")):
+            fingerprint = old.get("host_key_fingerprint", "")  # unchanged server: keep the pinned key
+        else:
+            fingerprint = ""  # pinned on the first connection below
+        if errors:
+            raise Invalid(errors[0], {"config": errors})
+        remote = Remote(host.strip(), port, username, password, key, fingerprint, path.strip(), secrets.allow_loopback)
+        try:
+            seen = await secrets.check(remote)
+        except RemoteProblem as e:
+            raise Invalid(e.message, {"config": [e.message]}) from None
+        except ApplianceError as e:  # a host refused by the safety check, or one that does not resolve
+            raise Invalid(e.message, {"config": [e.message]}) from None
+        stored.update(host=remote.host, port=port, username=username, path=remote.path, host_key_fingerprint=seen)
+        if password:
+            stored["password_encrypted"] = secrets.seal(password)
+        if key:
+            stored["private_key_encrypted"] = secrets.seal(key)
+        return stored

@@ -33,7 +33,7 @@ from twisted.internet import task
 from twisted.internet.defer import DeferredLock
 from twisted.logger import Logger
 
-from ...errors import AlreadyExists, Gone, Invalid, NotFound, PermissionDenied
+from ...errors import AlreadyExists, Gone, Invalid, NotFound, PermissionDenied, Unavailable
 from ...models import Source, from_iso, to_iso
 from ...store import Store, queries
 from ...store import uploads as upload_queries
@@ -161,6 +161,10 @@ class ResumableUploads:
         if ".." in relative.split("/"):
             raise Invalid("File names may not contain '..'.", {"filename": ["Invalid file name."]})
         files = await self._files.session(account, protocol, address)
+        if files.remote:
+            raise Unavailable(
+                "Resumable uploads are not available on remote sources yet: upload the file in one request."
+            )
         folder = files.normalise(folder or "/")
         target = files.normalise(posixpath.join(folder, relative))
         if posixpath.dirname(target) != folder:

@@ -63,8 +63,9 @@ def _copy_into(src_fd: int, dst_fd: int) -> int:
 
 
 class FilesService:
-    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path):
+    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path, remote=None):
         self._threads = threads
+        self.remote = remote  # RemoteSources: the pools of remote SFTP sources (None: not available)
         self._audit = audit
         self._quotas = quotas
         self._data_dir = Path(data_dir)
@@ -95,6 +96,8 @@ class FilesService:
         source = account.source
         if source is None:
             raise PermissionDenied("No source is assigned to your account. Ask your administrator to assign one.")
+        if source.type == "sftp" and self.remote is not None:
+            return await self._remote_session(account, protocol, address, share)
         if source.type != "local":
             raise Unavailable(f"The source {source.name!r} is of type {source.type}, which is not available yet.")
         home_parts = split_path(account.profile.home)
@@ -107,6 +110,32 @@ class FilesService:
             usage = await self._quotas.usage(tree)
         limits = Limits(usage, profile.quota_bytes, profile.quota_files)
         return FileSession(self, account, tree, limits, protocol, address, share)
+
+    async def _remote_session(self, account: Account, protocol: str, address: str, share: str | None):
+        from .remote_session import RemoteFileSession  # it builds on FileSession, below
+        from .remote_sftp import DIR_MODE as REMOTE_DIR_MODE
+        from .remote_sftp import RemoteTree, _encode
+
+        source = account.source
+        home_parts = split_path(account.profile.home)
+        pool = self.remote.pool(source)
+        tree = RemoteTree(pool, home_parts)
+        home = RemoteTree(pool, [])
+        for depth in range(len(home_parts) + 1):  # the home folder, made on first use
+            if await home.attrs(home_parts[:depth]) is not None:
+                continue
+            if depth == 0:
+                raise Unavailable(f"The source {source.name!r} is not reachable: its folder does not exist.")
+            if source.read_only:
+                raise Unavailable("Your home folder does not exist on a read-only source.")
+            await home.call(
+                virtual(home_parts[:depth]),
+                home_parts[:depth],
+                "makeDirectory",
+                _encode(home.path(home_parts[:depth])),
+                {"permissions": REMOTE_DIR_MODE},
+            )
+        return RemoteFileSession(self, account, tree, protocol, address, share)
 
     @staticmethod
     def _prepare_home(root: Path, home_parts: list[str], source: Source) -> str:
@@ -137,6 +166,8 @@ class FilesService:
 
 class FileSession:
     """A signed-in profile's files for one connection of one protocol."""
+
+    remote = False  # True for a RemoteFileSession (a remote SFTP source)
 
     def __init__(
         self,

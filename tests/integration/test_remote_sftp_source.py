@@ -1,0 +1,281 @@
+"""Remote SFTP sources end to end: a real OpenSSH sshd started here on 127.0.0.1
+(its own config, host key and authorized key for the current user), a source
+made through the admin API (with [sources] allow_loopback on), a profile on it,
+and OpenSSH's sftp against the appliance."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ..api_client import signed_in
+from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
+from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for_port
+
+SSHD = "/usr/sbin/sshd"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(SSHD), reason="openssh-server is not installed (make system-deps)")
+
+
+class RemoteServer:
+    """`sshd -D -e -f CONFIG` serving internal-sftp to the current user by key."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.files = folder / "remote-files"
+        self.files.mkdir(parents=True)
+        self.port = free_port()
+        self.user = pwd.getpwuid(os.geteuid()).pw_name
+        self.host_key = folder / "ssh_host_ed25519_key"
+        self.client_key = folder / "client_key"
+        self.process: subprocess.Popen | None = None
+        self.keygen(self.client_key)
+        self.keygen(self.host_key)
+        (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
+
+    @staticmethod
+    def keygen(path: Path) -> None:
+        for old in (path, path.with_suffix(".pub")):
+            old.unlink(missing_ok=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", str(path)], check=True)
+
+    def fingerprint(self) -> str:
+        out = subprocess.run(["ssh-keygen", "-lf", f"{self.host_key}.pub"], capture_output=True, text=True, check=True)
+        return out.stdout.split()[1]
+
+    def start(self) -> None:
+        config = self.folder / "sshd_config"
+        config.write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
+            f"PidFile {self.folder / 'sshd.pid'}\nUsePAM no\nPermitRootLogin yes\nStrictModes no\n"
+            f"AuthorizedKeysFile {self.folder / 'authorized_keys'}\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nX11Forwarding no\nPrintMotd no\nMaxStartups 100\n"
+            "Subsystem sftp internal-sftp\n"
+        )
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        log = open(self.folder / "sshd.log", "ab")
+        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
+        wait_for_port(self.port, self.process)
+
+    def children(self) -> list[int]:
+        """The sessions this sshd forked (they outlive the listener)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if (
+                    entry.name.isdigit()
+                    and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == self.process.pid
+                ):
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+        return found
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            for child in self.children():  # drop the connections too: the appliance must reconnect
+                try:
+                    os.kill(child, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(10)
+        self.process = None
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory):
+    if shutil.which("sftp") is None:
+        pytest.skip("openssh-client is not installed")
+    server = RemoteServer(tmp_path_factory.mktemp("sshd"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
+    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def source_body(remote: RemoteServer, name: str, **config) -> dict:
+    body = {
+        "host": "127.0.0.1",
+        "port": remote.port,
+        "username": remote.user,
+        "private_key": remote.client_key.read_text(),
+        "path": str(remote.files),
+    }
+    body.update(config)
+    return {"name": name, "type": "sftp", "config": body}
+
+
+@pytest.fixture(scope="module")
+def source(gateway, remote):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    created = admin.post("sources/", source_body(remote, "Legacy host"))
+    assert created.status == 201, created.body
+    return created.body
+
+
+def make_user(gateway, source: dict, username: str) -> None:
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    reply = admin.post(
+        "profiles/",
+        {"username": username, "email": f"{username}@example.com", "password": "remote-password-1",
+         "source": source["id"], "protocols": ["sftp", "ftp", "web"],
+         "permissions": ["list", "download", "upload", "overwrite", "delete", "rename", "mkdir"]},
+    )  # fmt: skip
+    assert reply.status == 201, reply.body
+
+
+def test_the_source_is_created_checked_and_pinned_with_its_secrets_hidden(gateway, remote, source):
+    assert source["type"] == "sftp" and source["status"] == "ok", source
+    config = source["config"]
+    assert config["host_key_fingerprint"] == remote.fingerprint()
+    assert config["has_private_key"] and not config["has_password"]
+    assert "private_key" not in config and "private_key_encrypted" not in config
+    stored = gateway.query("SELECT config FROM sources WHERE id=?", source["id"])[0][0]
+    assert "PRIVATE KEY" not in stored and "private_key_encrypted" in stored  # encrypted at rest
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    checked = admin.post(f"sources/{source['id']}/check/")
+    assert checked.status == 200 and checked.body["status"] == "ok", checked.body
+
+
+def test_round_trip_over_sftp(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "gw")
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(os.urandom(3 * 1024 * 1024 + 12345))
+    result = sftp(
+        gateway, "gw", "remote-password-1",
+        "mkdir docs\nput payload.bin docs/payload.bin\nls -l docs\nrename docs/payload.bin docs/moved.bin\n"
+        "get docs/moved.bin back.bin\nls docs",
+        tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "payload.bin" in result.stdout and "moved.bin" in result.stdout
+    on_remote = remote.files / "gw" / "docs" / "moved.bin"
+    assert sha256(on_remote) == sha256(payload) == sha256(tmp_path / "back.bin")
+    assert not (remote.files / "gw" / "docs" / "payload.bin").exists()
+    # overwrite by rename, delete, rmdir
+    (tmp_path / "small.txt").write_text("small")
+    result = sftp(
+        gateway, "gw", "remote-password-1",
+        "put small.txt docs/small.txt\nrm docs/moved.bin\nrm docs/small.txt\nrmdir docs",
+        tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert not (remote.files / "gw" / "docs").exists()
+    actions = [row["action"] for row in gateway.logs() if row["username"] == "gw"]
+    assert {"upload", "download", "mkdir", "rename", "delete"} <= set(actions), actions
+    assert not [p for p in (remote.files / "gw").rglob("*") if p.name.startswith(".")]  # no temporary names left
+
+
+def test_a_path_escape_is_refused(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "jailed")
+    (remote.files / "secret.txt").write_text("not yours")
+    result = sftp(gateway, "jailed", "remote-password-1", "get ../secret.txt got.txt", tmp_path)
+    assert result.returncode != 0
+    assert not (tmp_path / "got.txt").exists()
+    result = sftp(gateway, "jailed", "remote-password-1", "get /../secret.txt got.txt", tmp_path)
+    assert not (tmp_path / "got.txt").exists()
+
+
+def test_an_interrupted_upload_leaves_nothing_under_its_name(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "cutoff")
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(64 * 1024 * 1024))
+    batch = tmp_path / "batch.txt"
+    batch.write_text("put big.bin big.bin\n")
+    env = dict(os.environ, SSHPASS="remote-password-1")
+    client = subprocess.Popen(
+        ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(gateway.sftp_port), "-b", str(batch),
+         "cutoff@127.0.0.1"],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    home = remote.files / "cutoff"
+    deadline = time.monotonic() + 30
+    started = False
+    while time.monotonic() < deadline and not started:  # wait until the upload's temporary file grows
+        started = home.is_dir() and any(p.stat().st_size > 0 for p in home.iterdir() if p.name.startswith("."))
+        time.sleep(0.05)
+    assert started, "the upload never started on the remote server"
+    os.killpg(client.pid, signal.SIGKILL)
+    client.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(home.iterdir()):
+        time.sleep(0.1)
+    assert not (home / "big.bin").exists()
+    assert list(home.iterdir()) == []  # the temporary upload was removed too
+
+
+def test_bad_credentials_and_missing_folders_are_refused_at_creation(gateway, remote, source, tmp_path):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    other = tmp_path / "other_key"
+    RemoteServer.keygen(other)
+    reply = admin.post("sources/", source_body(remote, "Wrong key", private_key=other.read_text()))
+    assert reply.status == 400, reply.body
+    assert "refused to sign in" in reply.body["config"][0] and remote.user in reply.body["config"][0]
+    reply = admin.post("sources/", source_body(remote, "No folder", path=str(remote.files / "missing")))
+    assert reply.status == 400 and "does not exist" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(remote, "Closed", port=free_port()))
+    assert reply.status == 400 and "refused the connection" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(remote, "Nowhere", host="no-such-host.invalid"))
+    assert reply.status == 400 and "Cannot resolve" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(remote, "Metadata", host="169.254.169.254"))
+    assert reply.status == 400 and "metadata" in reply.body["config"][0], reply.body
+    names = {s["name"] for s in admin.get("sources/").body["results"]}
+    assert not names & {"Wrong key", "No folder", "Closed", "Nowhere", "Metadata"}
+
+
+def test_a_changed_remote_host_key_is_refused_with_both_fingerprints(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "rekeyed")
+    pinned = source["config"]["host_key_fingerprint"]
+    remote.stop()
+    remote.keygen(remote.host_key)
+    remote.start()
+    try:
+        new = remote.fingerprint()
+        assert new != pinned
+        admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+        checked = admin.post(f"sources/{source['id']}/check/").body
+        assert checked["status"] == "error"
+        assert pinned in checked["last_error"] and new in checked["last_error"], checked
+        assert "has changed" in checked["last_error"]
+        (tmp_path / "x.txt").write_text("x")
+        result = sftp(gateway, "rekeyed", "remote-password-1", "put x.txt x.txt", tmp_path)
+        assert result.returncode != 0
+        assert "has changed" in result.stderr + result.stdout, (result.stdout, result.stderr)
+        assert not (remote.files / "rekeyed" / "x.txt").exists()
+    finally:
+        # the admin confirms the new key: the source works again, on new connections
+        admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+        reply = admin.patch(f"sources/{source['id']}/", {"config": {"host_key_fingerprint": remote.fingerprint()}})
+        assert reply.status == 200 and reply.body["status"] == "ok", reply.body
+    result = sftp(gateway, "rekeyed", "remote-password-1", "put x.txt x.txt", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (remote.files / "rekeyed" / "x.txt").read_text() == "x"
+
+
+def test_the_pool_reconnects_after_the_remote_drops_its_connections(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "dropped")
+    (tmp_path / "a.txt").write_text("before")
+    assert sftp(gateway, "dropped", "remote-password-1", "put a.txt a.txt", tmp_path).returncode == 0
+    remote.stop()  # every connection of the pool goes with it
+    remote.start()
+    (tmp_path / "b.txt").write_text("after")
+    result = sftp(gateway, "dropped", "remote-password-1", "put b.txt b.txt\nget a.txt back.txt", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (remote.files / "dropped" / "b.txt").read_text() == "after"
+    assert (tmp_path / "back.txt").read_text() == "before"
