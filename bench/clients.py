@@ -203,7 +203,8 @@ def ftp_transfer(
     argv = ["curl", "--disable", "-sS", *secure, "-K", "-", "-w", _CURL_TIMES, *transfer, url]
     run = _run_client(argv, _client_env(), scratch, timeout, stdin_text=f'user = "{login.username}:{login.password}"\n')
     if run.returncode != 0 or not run.lines:
-        raise TransferFailed(f"curl exited with {run.returncode}\n{_tail(run.stderr)}")
+        stderr = re.sub(r"(?m)^> PASS .*$", "> PASS (hidden)", run.stderr)  # -v echoes the password
+        raise TransferFailed(f"curl exited with {run.returncode}\n{_tail(stderr)}")
     pretransfer, total, uploaded, downloaded = run.lines[-1][1].split()
     details = {"bytes": int(float(uploaded if direction == UPLOAD else downloaded))}
     if tls:
