@@ -279,3 +279,80 @@ def test_the_pool_reconnects_after_the_remote_drops_its_connections(gateway, rem
     assert result.returncode == 0, result.stderr
     assert (remote.files / "dropped" / "b.txt").read_text() == "after"
     assert (tmp_path / "back.txt").read_text() == "before"
+
+
+def test_round_trip_over_ftp_with_lftp_and_curl(gateway, remote, source, tmp_path):
+    if shutil.which("lftp") is None or shutil.which("curl") is None:
+        pytest.skip("needs lftp and curl")
+    make_user(gateway, source, "ftpgw")
+    payload = tmp_path / "blob.bin"
+    payload.write_bytes(os.urandom(2 * 1024 * 1024 + 7))
+    (tmp_path / "back").mkdir()
+    script = (
+        "set ftp:passive-mode on; set ftp:ssl-allow no; set net:max-retries 1; "
+        f"mkdir sub; put {payload} -o sub/blob.bin; mv sub/blob.bin sub/moved.bin; "
+        f"get sub/moved.bin -o {tmp_path / 'back' / 'moved.bin'}; cls -l sub; bye"
+    )
+    result = subprocess.run(
+        ["lftp", "-u", "ftpgw,remote-password-1", "-p", str(gateway.ftp_port), "-e", script, "127.0.0.1"],
+        capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.stdout + result.stderr).decode(errors="replace")
+    assert b"moved.bin" in result.stdout
+    assert sha256(remote.files / "ftpgw" / "sub" / "moved.bin") == sha256(payload)
+    assert sha256(tmp_path / "back" / "moved.bin") == sha256(payload)
+    # a resumed download (REST) from an offset, with curl
+    url = f"ftp://ftpgw:remote-password-1@127.0.0.1:{gateway.ftp_port}/sub/moved.bin"
+    part = subprocess.run(["curl", "-sS", "--ftp-pasv", "-C", "1000000", url], capture_output=True, timeout=60)
+    assert part.returncode == 0, part.stderr
+    assert part.stdout == payload.read_bytes()[1000000:]
+    deleted = subprocess.run(["curl", "-sS", "--ftp-pasv", "-Q", "DELE /sub/moved.bin", url.rsplit("/", 2)[0] + "/"],
+                             capture_output=True, timeout=60)  # fmt: skip
+    assert deleted.returncode == 0, deleted.stderr
+    assert not (remote.files / "ftpgw" / "sub" / "moved.bin").exists()
+
+
+def test_round_trip_over_http(gateway, remote, source):
+    make_user(gateway, source, "webgw")
+    api = signed_in(gateway, "webgw", "remote-password-1")
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    body = (
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="q3/report.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
+    )
+    up = api.post(
+        "files/upload/?path=/reports", raw=body, headers={"Content-Type": "multipart/form-data; boundary=XyZ"}
+    )
+    assert up.status == 201, up.body
+    assert (remote.files / "webgw" / "reports" / "q3" / "report.bin").read_bytes() == data
+    listing = api.get("files/?path=/reports/q3").body
+    assert [(e["name"], e["size"]) for e in listing["entries"]] == [("report.bin", len(data))]
+    down = api.get("files/download/?path=/reports/q3/report.bin")
+    assert down.status == 200 and down.raw == data
+    part = api.get("files/download/?path=/reports/q3/report.bin", headers={"Range": "bytes=100000-199999"})
+    assert part.status == 206 and part.raw == data[100000:200000]
+    assert api.post("files/rename/", {"path": "/reports", "new_path": "/kept"}).status == 200
+    assert api.delete("files/?path=/kept").status == 204  # a folder with everything in it
+    assert api.get("files/?path=/").body["entries"] == []
+    assert list((remote.files / "webgw").iterdir()) == []
+    assert api.get("files/?path=/../..").status == 403
+
+
+def test_a_quota_holds_on_the_remote_source(gateway, remote, source, tmp_path):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    reply = admin.post(
+        "profiles/",
+        {"username": "quoted", "email": "quoted@example.com", "password": "remote-password-1", "source": source["id"],
+         "quota_bytes": 1_000_000, "protocols": ["sftp"]},
+    )  # fmt: skip
+    assert reply.status == 201, reply.body
+    home = remote.files / "quoted"
+    home.mkdir()
+    (home / "already.bin").write_bytes(b"x" * 600_000)  # counted by the walk of the remote home
+    (tmp_path / "half.bin").write_bytes(os.urandom(500_000))
+    result = sftp(gateway, "quoted", "remote-password-1", "put half.bin half.bin", tmp_path)
+    assert result.returncode != 0, result.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["already.bin"]  # nothing kept, no temporary left
+    result = sftp(gateway, "quoted", "remote-password-1", "rm already.bin\nput half.bin half.bin", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (home / "half.bin").stat().st_size == 500_000

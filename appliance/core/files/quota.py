@@ -41,6 +41,18 @@ class QuotaTracker:
             self._usage[tree.root] = current
         return current
 
+    async def remote_usage(self, root: str, count) -> Usage:
+        """`usage` for a tree the files service walks itself (a remote source):
+        `count` is an async callable returning (bytes, files)."""
+        current = self._usage.get(root)
+        if current is None or self._clock.seconds() - current.counted_at > REFRESH:
+            total, files = await count()
+            current = self._usage.get(root)  # another session may have counted meanwhile
+            pending = current.pending if current else 0
+            current = Usage(total, files, self._clock.seconds(), pending)
+            self._usage[root] = current
+        return current
+
     def tracked(self, root: str) -> Usage | None:
         return self._usage.get(root)
 

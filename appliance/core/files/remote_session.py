@@ -2,8 +2,9 @@
 atomic uploads, confinement by `split_path`), the work done by the remote server
 through the source's connection pool instead of the local disk.
 
-Quotas: a profile's byte and file quotas are not enforced on remote sources (the
-usage would need a walk of the remote tree); the remote server's own limits apply.
+Quotas: a profile with a quota has its remote home walked once (then every
+REFRESH seconds, as on local sources) and kept current by the changes made here;
+changes made on the remote server by others are seen at the next walk.
 """
 
 from __future__ import annotations
@@ -35,8 +36,17 @@ from .tree import Entry, split_path, virtual
 class RemoteFileSession(FileSession):
     remote = True
 
-    def __init__(self, service, account, tree: RemoteTree, protocol: str, address: str, share: str | None = None):
-        super().__init__(service, account, tree, Limits(None, None, None), protocol, address, share)
+    def __init__(
+        self,
+        service,
+        account,
+        tree: RemoteTree,
+        limits: Limits,
+        protocol: str,
+        address: str,
+        share: str | None = None,
+    ):
+        super().__init__(service, account, tree, limits, protocol, address, share)
         self.tree: RemoteTree = tree
 
     async def _client(self):
@@ -103,6 +113,7 @@ class RemoteFileSession(FileSession):
             self._require("overwrite", where)
         else:
             self._require("upload", where)
+            self.limits.check_new_file()
         temp_parts = parts[:-1] + [temp_name()]
         client = await self._client()
         flags = filetransfer.FXF_WRITE | filetransfer.FXF_CREAT | filetransfer.FXF_EXCL
@@ -124,7 +135,7 @@ class RemoteFileSession(FileSession):
                 await client.removeFile(_encode(self.tree.path(temp_parts)))
                 raise remote_error(e, where, self.tree.remote) from None
         replaced = attrs.get("size", 0) if attrs is not None else None
-        return RemoteWriter(
+        writer = RemoteWriter(
             self.tree,
             parts,
             temp_parts,
@@ -137,6 +148,13 @@ class RemoteFileSession(FileSession):
             self._service.uploads,
             no_replace=exclusive,
         )
+        if start:
+            try:
+                self.limits.grow(start, replaced or 0)
+            except BaseException:
+                await writer.abort()
+                raise
+        return writer
 
     async def check_upload(
         self, path: str, *, overwrite: bool, size: int | None = None, reserved: int = 0
@@ -151,9 +169,16 @@ class RemoteFileSession(FileSession):
             if not overwrite:
                 raise AlreadyExists(f"{virtual(parts)} already exists.")
             self._require("overwrite", virtual(parts))
-            return attrs.get("size", 0)
-        self._require("upload", virtual(parts))
-        return None
+            replaced = attrs.get("size", 0)
+        else:
+            self._require("upload", virtual(parts))
+            replaced = None
+            if size is not None:
+                self.limits.check_new_file()
+        if size is not None:  # a check only: the bytes are not pending in this session
+            self.limits.grow(size + reserved, replaced or 0)
+            self.limits.release(size + reserved)
+        return replaced
 
     # -- changes --------------------------------------------------------------------
 
@@ -213,6 +238,7 @@ class RemoteFileSession(FileSession):
         parts = split_path(path)
         await self._folder(parts)
         await self._remove_under(parts)
+        self._service._quotas.forget(self.tree.root)
         await self._removed_folder(parts)
 
     async def _remove_under(self, parts: list[str]) -> None:
@@ -255,6 +281,8 @@ class RemoteFileSession(FileSession):
         if stat.S_ISDIR(attrs.get("permissions", 0)):
             raise Invalid(f"{where} is a folder: remove it as a folder.")
         await self._do(where, "removeFile", _encode(self.tree.path(parts)))
+        if stat.S_ISREG(attrs.get("permissions", 0)):
+            self.limits.removed(attrs.get("size", 0))
         await self._changed("delete", where, f"{self._who} deleted {clean(where)} over {self._over}")
 
     async def rename(self, source: str, target: str, overwrite: bool = False) -> None:
@@ -274,6 +302,8 @@ class RemoteFileSession(FileSession):
                 if "overwrite" not in self.account.profile.permissions:
                     raise PermissionDenied(f"You may not overwrite files ({virtual(dst)}).")
                 await posix_rename(client, old, new)
+                if stat.S_ISREG(existing.get("permissions", 0)):
+                    self.limits.removed(existing.get("size", 0))
             else:
                 await client.renameFile(old, new)
         except (filetransfer.SFTPError, NotImplementedError, ConnectionError) as e:

@@ -478,6 +478,41 @@ class RemoteTree:
                 pass
         return entries
 
+    async def usage(self) -> tuple[int, int]:
+        """Bytes and files under the home (links not followed, uploads in progress not counted)."""
+        total = files = 0
+        stack: list[list[str]] = [[]]
+        while stack:
+            parts = stack.pop()
+            try:
+                folder = await self.call(virtual(parts), parts, "openDirectory", _encode(self.path(parts)), retry=True)
+            except NotFound:
+                continue
+            try:
+                while True:
+                    try:
+                        batch = await folder.read()
+                    except EOFError:
+                        break
+                    except (filetransfer.SFTPError, error.ConnectionLost) as e:
+                        raise remote_error(e, virtual(parts), self.remote) from None
+                    for raw, _long, item in batch:
+                        name = raw.decode("utf-8", "surrogateescape")
+                        mode = item.get("permissions", 0)
+                        if name in (".", "..") or name.startswith(TEMP_PREFIX):
+                            continue
+                        if stat.S_ISDIR(mode):
+                            stack.append(parts + [name])
+                        elif stat.S_ISREG(mode):
+                            total += item.get("size", 0)
+                            files += 1
+            finally:
+                try:
+                    await folder.close()
+                except Exception:  # noqa: BLE001
+                    pass
+        return total, files
+
     async def open_file(self, parts: list[str], flags: int, attrs: dict, where: str | None = None):
         return await self.call(where or virtual(parts), parts, "openFile", _encode(self.path(parts)), flags, attrs)
 

@@ -135,7 +135,12 @@ class FilesService:
                 _encode(home.path(home_parts[:depth])),
                 {"permissions": REMOTE_DIR_MODE},
             )
-        return RemoteFileSession(self, account, tree, protocol, address, share)
+        profile = account.profile
+        usage = None
+        if profile.quota_bytes is not None or profile.quota_files is not None:
+            usage = await self._quotas.remote_usage(tree.root, tree.usage)
+        limits = Limits(usage, profile.quota_bytes, profile.quota_files)
+        return RemoteFileSession(self, account, tree, limits, protocol, address, share)
 
     @staticmethod
     def _prepare_home(root: Path, home_parts: list[str], source: Source) -> str:
