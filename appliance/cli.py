@@ -221,6 +221,13 @@ def cmd_restore(args) -> int:
     return 0
 
 
+def cmd_config_reference(args) -> int:
+    from .config_reference import reference
+
+    print(reference(), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="appliance", description="The file-transfer portal appliance: SFTP, FTP and a web console."
@@ -268,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("file", help="a .tar.gz made by `appliance backup`")
     restore.add_argument("--force", action="store_true", help="replace an existing database")
     restore.set_defaults(handler=cmd_restore)
+
+    reference = commands.add_parser("config-reference", help="print every config key, its default and meaning")
+    reference.set_defaults(handler=cmd_config_reference)
     return parser
 
 

@@ -21,25 +21,25 @@ ENV_PREFIX = "APPLIANCE_"
 
 @dataclass
 class ServerSettings:
-    data_dir: str = "var"
-    public_hostname: str = "localhost"
-    allow_signup: bool = False
-    trial_days: int = 14
+    data_dir: str = "var"  # database, keys, TLS certificate, default local sources (relative: to the working dir)
+    public_hostname: str = "localhost"  # shown in the connect dialog, used in mail links
+    allow_signup: bool = False  # may new organisations register themselves
+    trial_days: int = 14  # length of a new organisation's trial
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
 
 
 @dataclass
 class ListenSettings:
-    http: list[str] = field(default_factory=lambda: ["tcp:8000:interface=127.0.0.1"])
+    http: list[str] = field(default_factory=lambda: ["tcp:8000:interface=127.0.0.1"])  # plain HTTP (Twisted endpoints)
     https: list[str] = field(default_factory=list)  # endpoints wrapped in the appliance's TLS
-    sftp: list[str] = field(default_factory=lambda: ["tcp:2222"])
-    ftp: list[str] = field(default_factory=lambda: ["tcp:2121"])
+    sftp: list[str] = field(default_factory=lambda: ["tcp:2222"])  # endpoints of the SFTP (and scp) server
+    ftp: list[str] = field(default_factory=lambda: ["tcp:2121"])  # endpoints of the FTP control port
 
 
 @dataclass
 class FtpSettings:
-    passive_ports: str = "30000-30100"
-    masquerade_address: str = ""
+    passive_ports: str = "30000-30100"  # data ports PASV and EPSV offer, low-high from 1024
+    masquerade_address: str = ""  # the address PASV announces behind NAT (empty: the local one)
     idle_timeout: int = 600  # seconds a control connection may sit idle
     transfer_timeout: int = 300  # seconds a data connection may stall
     require_tls: bool = False  # refuse every sign-in before AUTH TLS (organisations and profiles can require it too)
@@ -47,47 +47,47 @@ class FtpSettings:
 
 @dataclass
 class SftpSettings:
-    max_sessions_per_connection: int = 10
-    max_open_handles: int = 256
+    max_sessions_per_connection: int = 10  # SSH channels (sftp, scp) open at once on one connection
+    max_open_handles: int = 256  # files and folders one SFTP session may hold open
     login_grace_time: int = 60  # seconds to authenticate before the connection is dropped
 
 
 @dataclass
 class TlsSettings:
     certificate: str = ""  # PEM (with chain); empty: the self-signed one in the data dir
-    private_key: str = ""
+    private_key: str = ""  # PEM key of the certificate (set both or neither)
     redirect_http: bool = True  # with an HTTPS listener, plain HTTP redirects to it (ops endpoints excepted)
 
 
 @dataclass
 class SecuritySettings:
-    bcrypt_rounds: int = 12
-    max_connections_per_address: int = 50
+    bcrypt_rounds: int = 12  # cost of password hashes, 4 to 16
+    max_connections_per_address: int = 50  # open connections from one address, all protocols
     max_unauthenticated: int = 100  # connections still signing in, all protocols together
-    max_unauthenticated_per_address: int = 10
+    max_unauthenticated_per_address: int = 10  # connections still signing in from one address
 
 
 @dataclass
 class MailSettings:
-    allow_loopback: bool = False
+    allow_loopback: bool = False  # may mailboxes poll a server on this host
     max_message_bytes: int = 50_000_000  # larger messages are left on the server
     batch: int = 100  # messages filed per run at most; the rest wait for the next run
 
 
 @dataclass
 class SourcesSettings:
-    allow_loopback: bool = False
-    local_roots: list[str] = field(default_factory=list)
+    allow_loopback: bool = False  # may sources point at a server on this host
+    local_roots: list[str] = field(default_factory=list)  # absolute folders local sources may live under
 
 
 @dataclass
 class SmtpSettings:
-    host: str = "localhost"
-    port: int = 25
-    starttls: bool = False
-    username: str = ""
-    password: str = ""
-    sender: str = "portal@localhost"
+    host: str = "localhost"  # outbound mail server (password resets, invitations)
+    port: int = 25  # its port
+    starttls: bool = False  # upgrade the connection with STARTTLS
+    username: str = ""  # empty: no authentication
+    password: str = ""  # for username
+    sender: str = "portal@localhost"  # From: address of the appliance's mail
 
 
 @dataclass
