@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { sourceBody, sourceValues } from "./components/SourceForm.jsx";
+import {
+  sourceBody,
+  sourceFieldErrors,
+  sourceLocation,
+  sourceValues,
+  typeLabel,
+} from "./components/sourceTypes.js";
 import { callbackTarget } from "./routes/SourceCallback.jsx";
 
 describe("sources", () => {
@@ -7,7 +13,7 @@ describe("sources", () => {
     const values = {
       ...sourceValues(null),
       name: " Archive ",
-      config_path: " archive ",
+      local_path: " archive ",
     };
     expect(sourceBody(values)).toEqual({
       name: "Archive",
@@ -19,12 +25,117 @@ describe("sources", () => {
       ...sourceValues(null),
       name: "Partner",
       type: "sftp",
-      config_host: "sftp.example.com",
+      sftp_host: "sftp.example.com",
     };
-    const body = sourceBody({ ...sftp, config_port: "2222" });
+    const body = sourceBody({ ...sftp, sftp_port: "2222" });
     expect(body.config).toMatchObject({ host: "sftp.example.com", port: 2222 });
     expect(body.config).not.toHaveProperty("password");
     expect(body.config).not.toHaveProperty("private_key");
+  });
+
+  it("keep each type's values apart and send the pinned key only when asked", () => {
+    const values = { ...sourceValues(null), local_path: "archive" };
+    expect(values.sftp_path).toBe("");
+    expect(values.sftp_port).toBe(22);
+    expect(values.s3_verify_tls).toBe(true);
+    expect(values.s3_path_style).toBe(false);
+    const typed = {
+      ...values,
+      name: "Partner",
+      type: "sftp",
+      sftp_host: "h",
+      sftp_host_key_fingerprint: " SHA256:abc ",
+    };
+    expect(sourceBody(typed).config.host_key_fingerprint).toBe("SHA256:abc");
+    const source = {
+      id: 3,
+      name: "Partner",
+      type: "sftp",
+      config: { host: "h", port: 22, host_key_fingerprint: "SHA256:old" },
+    };
+    const edit = sourceValues(source);
+    expect(edit.sftp_host_key_fingerprint).toBe("SHA256:old");
+    expect(sourceBody(edit, source).config).not.toHaveProperty(
+      "host_key_fingerprint",
+    );
+    const replaced = {
+      ...edit,
+      replace_fingerprint: true,
+      sftp_host_key_fingerprint: "SHA256:new",
+    };
+    expect(sourceBody(replaced, source).config.host_key_fingerprint).toBe(
+      "SHA256:new",
+    );
+    const s3 = { ...sourceValues(null), name: "B", type: "s3", s3_bucket: "b" };
+    expect(sourceBody(s3).config).toEqual({
+      endpoint: "",
+      region: "",
+      bucket: "b",
+      prefix: "",
+      access_key: "",
+      path_style: false,
+      verify_tls: true,
+    });
+  });
+
+  it("put the server's config errors under their fields", () => {
+    const data = {
+      name: ["Another source has this name."],
+      config: [
+        "Give the remote server's host name or address as config.host.",
+        "config.port must be a port number (1-65535).",
+        "host_key_fingerprint must look like SHA256:<43 characters>.",
+        "Cannot connect to h: refused.",
+      ],
+    };
+    expect(sourceFieldErrors(data, "sftp")).toEqual({
+      name: ["Another source has this name."],
+      sftp_host: [
+        "Give the remote server's host name or address as config.host.",
+      ],
+      sftp_port: ["config.port must be a port number (1-65535)."],
+      sftp_host_key_fingerprint: [
+        "host_key_fingerprint must look like SHA256:<43 characters>.",
+      ],
+      config: ["Cannot connect to h: refused."],
+      detail: "Another source has this name.",
+    });
+    // a single-field type: every config message is the folder's
+    expect(
+      sourceFieldErrors(
+        { config: ["That folder belongs to another."] },
+        "local",
+      ),
+    ).toMatchObject({ local_path: ["That folder belongs to another."] });
+    // dotted keys, nested maps and bare field names (the S3 contract)
+    expect(
+      sourceFieldErrors(
+        {
+          "config.bucket": ["Give the bucket."],
+          config: { secret_key: "Wrong key." },
+          region: ["Unknown region."],
+        },
+        "s3",
+      ),
+    ).toMatchObject({
+      s3_bucket: ["Give the bucket."],
+      s3_secret_key: ["Wrong key."],
+      s3_region: ["Unknown region."],
+    });
+  });
+
+  it("say where each type keeps its files", () => {
+    expect(typeLabel("s3")).toBe("S3-compatible bucket");
+    expect(
+      sourceLocation({
+        type: "sftp",
+        config: { host: "h", port: 2222, username: "u", path: "in" },
+      }),
+    ).toBe("u@h:2222/in");
+    expect(
+      sourceLocation({ type: "s3", config: { bucket: "b", prefix: "p/" } }),
+    ).toBe("b/p/");
+    expect(sourceLocation({ type: "local", config: { path: "x" } })).toBe("x");
   });
 
   it("finish a connection flow for the source it names", () => {

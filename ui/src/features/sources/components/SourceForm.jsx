@@ -6,100 +6,134 @@ import {
   TextareaField,
   useForm,
 } from "../../../components/forms.jsx";
+import { ApiError } from "../../../lib/api.js";
+import {
+  CONFIG_FIELDS,
+  TYPES,
+  fieldKey,
+  sourceBody,
+  sourceFieldErrors,
+  sourceValues,
+} from "./sourceTypes.js";
 
-export const TYPES = [
-  ["local", "Local folder"],
-  ["s3", "S3-compatible storage"],
-  ["sftp", "SFTP server"],
-];
-
-// The config fields of each type (DESIGN §5); secrets are write-only: empty keeps the stored one.
-export const CONFIG_FIELDS = {
-  local: [
-    [
-      "path",
-      "Folder",
-      {
-        required: true,
-        help: "Inside the organisation's folder, or a folder the operator allowed.",
-      },
-    ],
-  ],
-  s3: [
-    ["endpoint", "Endpoint URL", { placeholder: "https://s3.example.com" }],
-    ["region", "Region"],
-    ["bucket", "Bucket", { required: true }],
-    ["prefix", "Prefix"],
-    ["access_key", "Access key"],
-    ["secret_key", "Secret key", { type: "password", secret: true }],
-    ["path_style", "Path-style addressing", { checkbox: true }],
-    ["verify_tls", "Verify the server's certificate", { checkbox: true }],
-  ],
-  sftp: [
-    ["host", "Host", { required: true }],
-    ["port", "Port", { type: "number", placeholder: "22" }],
-    ["username", "Username"],
-    ["password", "Password", { type: "password", secret: true }],
-    ["private_key", "Private key", { textarea: true, secret: true }],
-    [
-      "host_key_fingerprint",
-      "Host key fingerprint",
-      { help: "Empty: pinned on the first connection." },
-    ],
-    ["path", "Folder"],
-  ],
-};
-
-export function sourceValues(source) {
-  const s = source || {};
-  const config = s.config || {};
-  const values = {
-    name: s.name || "",
-    type: s.type || "local",
-    read_only: Boolean(s.read_only),
-  };
-  for (const fields of Object.values(CONFIG_FIELDS)) {
-    for (const [name, , options = {}] of fields) {
-      const key = `config_${name}`;
-      if (key in values) continue;
-      values[key] = options.checkbox
-        ? (config[name] ?? name === "verify_tls")
-        : options.secret
-          ? ""
-          : (config[name] ?? "");
-    }
-  }
-  return values;
+/** The pinned host key: typed on create (optional), read-only after unless replaced. */
+function FingerprintField({ form, source, name, label }) {
+  const pinned = (source && source.config.host_key_fingerprint) || "";
+  const replacing = form.values.replace_fingerprint;
+  const setReplacing = (on) =>
+    form.setValues((all) => ({
+      ...all,
+      replace_fingerprint: on,
+      [name]: on ? "" : pinned,
+    }));
+  if (!source)
+    return (
+      <TextField
+        form={form}
+        name={name}
+        label={label}
+        placeholder="SHA256:…"
+        autoComplete="off"
+        help="Optional: pinned on first connect. Paste it (ssh-keygen -lf) to check the server from the start."
+      />
+    );
+  if (replacing)
+    return (
+      <>
+        <TextField
+          form={form}
+          name={name}
+          label={`New ${label.toLowerCase()}`}
+          placeholder="SHA256:…"
+          autoComplete="off"
+          help="The fingerprint of the server's new key, as ssh-keygen -lf shows it. Check it with the server's administrator."
+        />
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => setReplacing(false)}
+        >
+          Keep the pinned key
+        </button>
+      </>
+    );
+  return (
+    <>
+      <TextField
+        form={form}
+        name={name}
+        label={label}
+        readOnly
+        placeholder="Not pinned yet"
+        help={
+          pinned
+            ? "Pinned on first connect. If the server's key changes, connections are refused until you paste the new fingerprint."
+            : "Pinned on the next successful connection."
+        }
+      />
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => setReplacing(true)}
+      >
+        Paste a new fingerprint
+      </button>
+    </>
+  );
 }
 
-/** {name, type, read_only, config} from the form (secrets only when typed). */
-export function sourceBody(values) {
-  const config = {};
-  for (const [name, , options = {}] of CONFIG_FIELDS[values.type] || []) {
-    const value = values[`config_${name}`];
-    if (options.secret && !value) continue;
-    if (options.checkbox) config[name] = Boolean(value);
-    else if (options.type === "number")
-      config[name] = value === "" ? null : Number(value);
-    else config[name] = typeof value === "string" ? value.trim() : value;
-  }
-  return {
-    name: values.name.trim(),
-    type: values.type,
-    read_only: values.read_only,
-    config,
-  };
+function ConfigField({ form, source, type, field }) {
+  const [name, label, options = {}] = field;
+  const key = fieldKey(type, name);
+  if (options.pinned)
+    return (
+      <FingerprintField form={form} source={source} name={key} label={label} />
+    );
+  if (options.checkbox)
+    return <CheckboxField form={form} name={key} label={label} />;
+  const saved = options.secret && source && source.config[options.secret];
+  const help = saved ? "Saved — leave empty to keep." : options.help;
+  const common = { form, name: key, label, help };
+  if (options.textarea)
+    return (
+      <TextareaField
+        {...common}
+        className="mono"
+        spellCheck={false}
+        autoComplete="off"
+      />
+    );
+  return (
+    <TextField
+      {...common}
+      type={options.type || "text"}
+      placeholder={options.placeholder}
+      required={Boolean(options.required)}
+      min={options.min}
+      max={options.max}
+      autoComplete={
+        options.secret ? "new-password" : options.autoComplete || undefined
+      }
+    />
+  );
 }
 
+/** The create and edit form: the type's own fields, server errors under them. */
 export function SourceForm({ source, onSubmit, submitLabel }) {
   const form = useForm(sourceValues(source));
-  const fields = CONFIG_FIELDS[form.values.type] || [];
+  const type = form.values.type;
   const configErrors = form.errors.config;
+  async function save(values) {
+    try {
+      await onSubmit(sourceBody(values, source));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400)
+        throw new ApiError(400, sourceFieldErrors(error.data, values.type));
+      throw error;
+    }
+  }
   return (
-    <form
-      className="card narrow-form"
-      onSubmit={form.submit((values) => onSubmit(sourceBody(values)))}
-    >
+    <form className="card narrow-form" onSubmit={form.submit(save)}>
       <TextField form={form} name="name" label="Name" required />
       <SelectField
         form={form}
@@ -107,46 +141,30 @@ export function SourceForm({ source, onSubmit, submitLabel }) {
         label="Type"
         options={TYPES}
         disabled={Boolean(source)}
+        help={source ? "A source's type cannot change." : undefined}
       />
-      {fields.map(([name, label, options = {}]) => {
-        const key = `config_${name}`;
-        const help =
-          options.secret && source
-            ? "Leave empty to keep the stored one."
-            : options.help;
-        if (options.checkbox)
-          return (
-            <CheckboxField key={key} form={form} name={key} label={label} />
-          );
-        if (options.textarea)
-          return (
-            <TextareaField
-              key={key}
-              form={form}
-              name={key}
-              label={label}
-              help={help}
-              className="mono"
-            />
-          );
-        return (
-          <TextField
-            key={key}
-            form={form}
-            name={key}
-            label={label}
-            type={options.type || "text"}
-            placeholder={options.placeholder}
-            required={options.required && !(options.secret && source)}
-            help={help}
-          />
-        );
-      })}
       {configErrors ? (
         <p className="field-error" role="alert">
           {configErrors.join(" ")}
         </p>
       ) : null}
+      <div className="source-config" data-testid={`${type}-fields`}>
+        {(CONFIG_FIELDS[type] || []).map((field) => (
+          <ConfigField
+            key={fieldKey(type, field[0])}
+            form={form}
+            source={source}
+            type={type}
+            field={field}
+          />
+        ))}
+        {type === "s3" && !form.values.s3_verify_tls ? (
+          <p className="help warning" role="note">
+            Warning: without verifying the certificate, anyone between the
+            appliance and the endpoint can read the keys and the files.
+          </p>
+        ) : null}
+      </div>
       <CheckboxField
         form={form}
         name="read_only"

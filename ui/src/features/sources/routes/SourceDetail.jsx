@@ -1,14 +1,16 @@
+import { useState } from "react";
 import { useNavigate, useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
 import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
-import { useCheckSource } from "../api/checkSource.js";
 import { useDeleteSource } from "../api/deleteSource.js";
 import { useSource } from "../api/getSource.js";
 import { useUpdateSource } from "../api/updateSource.js";
+import { CheckConnection } from "../components/CheckConnection.jsx";
 import { SourceForm } from "../components/SourceForm.jsx";
 import { SourceStatus } from "../components/SourceStatus.jsx";
+import { typeLabel } from "../components/sourceTypes.js";
 
 export function SourceDetail() {
   const { pid } = useParams();
@@ -18,29 +20,14 @@ export function SourceDetail() {
   const notify = useNotify();
   const confirm = useConfirm();
   const update = useUpdateSource();
-  const check = useCheckSource();
   const remove = useDeleteSource();
+  const [saves, setSaves] = useState(0);
 
   async function save(body) {
     const saved = await update(source.id, body);
     await mutate(saved, { revalidate: false });
+    setSaves((n) => n + 1); // a fresh form: typed secrets gone, new pin shown
     notify(`Saved ${saved.name}`, { type: "positive" });
-  }
-  async function tryIt() {
-    try {
-      const checked = await check(source.id);
-      await mutate(checked, { revalidate: false });
-      notify(
-        checked.status === "ok"
-          ? `${checked.name} works`
-          : `${checked.name}: ${checked.last_error}`,
-        {
-          type: checked.status === "ok" ? "positive" : "negative",
-        },
-      );
-    } catch (e) {
-      notify(errorText(e), { type: "negative" });
-    }
   }
   async function destroy() {
     const sure = await confirm({
@@ -71,21 +58,25 @@ export function SourceDetail() {
   return (
     <>
       <PageHeader title={source.name} back={["/admin/sources", "Sources"]}>
-        <button className="secondary" onClick={tryIt}>
-          Check now
-        </button>
         <button className="danger" onClick={destroy}>
           Delete
         </button>
       </PageHeader>
       <p className="meta">
-        Status <SourceStatus source={source} />
+        {typeLabel(source.type)} · Status <SourceStatus source={source} />
         {source.last_error ? (
-          <span className="error"> {source.last_error}</span>
+          <span className="error" data-testid="last-error">
+            {" "}
+            {source.last_error}
+          </span>
         ) : null}
       </p>
+      <CheckConnection
+        source={source}
+        onChecked={(checked) => mutate(checked, { revalidate: false })}
+      />
       <SourceForm
-        key={source.id}
+        key={`${source.id}:${saves}:${source.config.host_key_fingerprint || ""}`}
         source={source}
         onSubmit={save}
         submitLabel="Save"

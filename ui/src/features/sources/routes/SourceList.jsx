@@ -3,11 +3,12 @@ import { PageHeader, ResourceList } from "../../../components/lists.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useSources } from "../api/getSources.js";
 import { SourceStatus } from "../components/SourceStatus.jsx";
+import { sourceLocation, typeLabel } from "../components/sourceTypes.js";
 
 const COLUMNS = [
   ["Name", (s) => s.name],
-  ["Type", (s) => s.type],
-  ["Folder", (s) => (s.config && s.config.path) || ""],
+  ["Type", (s) => typeLabel(s.type)],
+  ["Location", sourceLocation],
   ["Read-only", (s) => (s.read_only ? "yes" : "")],
   ["Status", (s) => <SourceStatus source={s} />],
   ["Problem", (s) => s.last_error],

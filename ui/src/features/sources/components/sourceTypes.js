@@ -1,0 +1,197 @@
+// The source types, their config fields (DESIGN §5) and the mapping between a
+// source, the form's values, the request body and the server's field errors.
+
+export const TYPES = [
+  ["local", "Local folder"],
+  ["s3", "S3-compatible bucket"],
+  ["sftp", "Remote SFTP server"],
+];
+
+export const typeLabel = (type) =>
+  (TYPES.find(([value]) => value === type) || [type, type || ""])[1];
+
+/**
+ * Each type's config fields: [name, label, options]. `secret` names the view's
+ * flag saying one is stored (write-only: never shown, empty keeps it).
+ */
+export const CONFIG_FIELDS = {
+  local: [
+    [
+      "path",
+      "Folder",
+      {
+        required: true,
+        help: "Inside the organisation's folder, or a folder the operator allowed.",
+      },
+    ],
+  ],
+  s3: [
+    ["endpoint", "Endpoint URL", { placeholder: "https://s3.example.com" }],
+    ["region", "Region", { placeholder: "us-east-1" }],
+    ["bucket", "Bucket", { required: true }],
+    ["prefix", "Prefix", { help: "Only keys under this prefix are used." }],
+    ["access_key", "Access key", { autoComplete: "off" }],
+    [
+      "secret_key",
+      "Secret key",
+      { type: "password", secret: "has_secret_key" },
+    ],
+    ["path_style", "Path-style addressing", { checkbox: true, initial: false }],
+    [
+      "verify_tls",
+      "Verify the server's TLS certificate",
+      { checkbox: true, initial: true },
+    ],
+  ],
+  sftp: [
+    ["host", "Host", { required: true }],
+    ["port", "Port", { type: "number", initial: 22, min: 1, max: 65535 }],
+    ["username", "Username", { required: true, autoComplete: "off" }],
+    ["password", "Password", { type: "password", secret: "has_password" }],
+    [
+      "private_key",
+      "Private key",
+      {
+        textarea: true,
+        secret: "has_private_key",
+        help: "OpenSSH or PEM format, without a passphrase. Give a password, a private key or both.",
+      },
+    ],
+    [
+      "path",
+      "Remote folder",
+      { help: "Empty: the remote user's login folder." },
+    ],
+    ["host_key_fingerprint", "Host key fingerprint", { pinned: true }],
+  ],
+};
+
+const fieldsOf = (type) => CONFIG_FIELDS[type] || [];
+
+/** The form's key of a config field: one per type, so switching type loses nothing. */
+export const fieldKey = (type, name) => `${type}_${name}`;
+
+/** The form's initial values for a source (null: a new one). */
+export function sourceValues(source) {
+  const s = source || {};
+  const config = s.config || {};
+  const values = {
+    name: s.name || "",
+    type: s.type || "local",
+    read_only: Boolean(s.read_only),
+    replace_fingerprint: false,
+  };
+  for (const [type, fields] of Object.entries(CONFIG_FIELDS)) {
+    const own = type === s.type ? config : {};
+    for (const [name, , options = {}] of fields) {
+      const stored = options.secret ? undefined : own[name];
+      values[fieldKey(type, name)] =
+        stored ?? (options.initial === undefined ? "" : options.initial);
+    }
+  }
+  return values;
+}
+
+/**
+ * {name, type, read_only, config} from the form: secrets only when typed; the host
+ * key fingerprint on create when given, on edit only when a new one is pasted.
+ */
+export function sourceBody(values, source = null) {
+  const config = {};
+  for (const [name, , options = {}] of fieldsOf(values.type)) {
+    const value = values[fieldKey(values.type, name)];
+    if (options.secret && !value) continue;
+    if (options.pinned) {
+      const typed = String(value || "").trim();
+      if (typed && (!source || values.replace_fingerprint))
+        config[name] = typed;
+      continue;
+    }
+    if (options.checkbox) config[name] = Boolean(value);
+    else if (options.type === "number")
+      config[name] = value === "" || value === null ? null : Number(value);
+    else config[name] = typeof value === "string" ? value.trim() : value;
+  }
+  return {
+    name: values.name.trim(),
+    type: values.type,
+    read_only: values.read_only,
+    config,
+  };
+}
+
+const FIELD_NAME = /\bconfig\.([a-z_]+)\b|\b([a-z]+(?:_[a-z]+)+)\b/g;
+
+/** The config field a message names (config.host, or host_key_fingerprint), if this type has it. */
+function namedField(message, names) {
+  for (const match of String(message).matchAll(FIELD_NAME)) {
+    const name = match[1] || match[2];
+    if (names.includes(name)) return name;
+  }
+  return null;
+}
+
+/**
+ * A 400 reply's fields for the form of `type`: config errors under their field
+ * (keys `config.host`, `{config: {host: [...]}}`, a top-level `host`, or a message
+ * in `config` naming `config.host`); the rest of `config` stays under `config`
+ * (a single-field type gets them all); `detail` is the first message.
+ */
+export function sourceFieldErrors(data, type) {
+  const names = fieldsOf(type).map(([name]) => name);
+  const out = {};
+  const add = (key, messages) => {
+    const list = (Array.isArray(messages) ? messages : [messages]).map(String);
+    if (list.length) out[key] = [...(out[key] || []), ...list];
+  };
+  const addConfig = (name, messages) =>
+    add(
+      name && names.includes(name) ? fieldKey(type, name) : "config",
+      messages,
+    );
+  for (const [key, value] of Object.entries(data || {})) {
+    if (key === "detail") continue;
+    if (
+      key === "config" &&
+      value &&
+      !Array.isArray(value) &&
+      typeof value === "object"
+    ) {
+      for (const [name, messages] of Object.entries(value))
+        addConfig(name, messages);
+    } else if (key === "config") {
+      for (const message of Array.isArray(value) ? value : [value])
+        addConfig(
+          namedField(message, names) || (names.length === 1 ? names[0] : null),
+          message,
+        );
+    } else if (key.startsWith("config.")) {
+      addConfig(key.slice(7), value);
+    } else if (
+      names.includes(key) &&
+      !["name", "type", "read_only"].includes(key)
+    ) {
+      addConfig(key, value);
+    } else {
+      add(key, value);
+    }
+  }
+  const first = Object.values(out).flat()[0];
+  return {
+    ...out,
+    detail: first || (data && data.detail) || "Some fields are not valid.",
+  };
+}
+
+/** Where a source's files are, in one line for the list. */
+export function sourceLocation(source) {
+  const c = (source && source.config) || {};
+  if (source.type === "sftp") {
+    const port = c.port && Number(c.port) !== 22 ? `:${c.port}` : "";
+    const path = c.path ? (c.path.startsWith("/") ? c.path : `/${c.path}`) : "";
+    return `${c.username ? `${c.username}@` : ""}${c.host || ""}${port}${path}`;
+  }
+  if (source.type === "s3")
+    return `${c.bucket || ""}${c.prefix ? `/${c.prefix.replace(/^\/+/, "")}` : ""}`;
+  return c.path || "";
+}
