@@ -1,7 +1,9 @@
 """The only thread pools in the daemon.
 
 SQLite runs on one dedicated thread (one connection, serialised); bcrypt, hashing
-and disk work run on a small pool. Nothing else in the code base starts threads
+and disk work run on a small pool; blocking calls to a network service (the S3
+client of S3 sources) run on a pool of their own, so a slow remote service never
+holds up the disk work. Nothing else in the code base starts threads
 or calls deferToThread: this keeps the reactor free and the pools bounded.
 """
 
@@ -22,10 +24,11 @@ log = Logger()
 class Threads:
     """Owns the database thread and the work pool; start before use, stop at shutdown."""
 
-    def __init__(self, reactor, work_threads: int = 4):
+    def __init__(self, reactor, work_threads: int = 4, net_threads: int = 8):
         self._reactor = reactor
         self._db = ThreadPool(minthreads=1, maxthreads=1, name="appliance-db")
         self._work = ThreadPool(minthreads=1, maxthreads=work_threads, name="appliance-work")
+        self._net = ThreadPool(minthreads=0, maxthreads=net_threads, name="appliance-net")
         self._started = False
 
     def start(self) -> None:
@@ -34,6 +37,7 @@ class Threads:
         self._started = True
         self._db.start()
         self._work.start()
+        self._net.start()
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
 
     def stop(self) -> None:
@@ -44,6 +48,7 @@ class Threads:
             self._reactor.removeSystemEventTrigger(self._trigger)
         except (ValueError, KeyError):
             pass  # already fired: we are being called by it
+        self._net.stop()
         self._work.stop()
         self._db.stop()
 
@@ -54,6 +59,10 @@ class Threads:
     def work(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` (CPU or disk work) on the work pool (awaitable)."""
         return deferToThreadPool(self._reactor, self._work, fn, *args, **kwargs)
+
+    def net(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
+        """Run `fn` (a blocking request to a network service) on the network pool (awaitable)."""
+        return deferToThreadPool(self._reactor, self._net, fn, *args, **kwargs)
 
 
 def as_deferred(coro: Coroutine[Any, Any, T]) -> Deferred[T]:

@@ -19,6 +19,7 @@ from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
+from .files.remote_s3 import S3Sources
 from .files.remote_sftp import RemoteSources
 from .files.resumable import ResumableUploads
 from .jobs import Jobs
@@ -97,7 +98,8 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
-    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote)
+    s3 = S3Sources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
+    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
     return Core(

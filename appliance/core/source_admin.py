@@ -4,13 +4,17 @@ local_roots, never another organisation's folder, so a tenant's admin cannot
 reach the host's disk. A remote SFTP source is checked (host allowed, connection,
 host key, sign-in, folder) before it is saved; its host key fingerprint is
 pinned then when not given; its password and private key are encrypted at rest
-and never shown."""
+and never shown. An S3 source is checked the same way (endpoint host allowed,
+endpoint reachable, credentials accepted, bucket there and listable); its secret
+key is encrypted at rest and never shown."""
 
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from twisted.conch.ssh import keys
 
@@ -20,7 +24,9 @@ from ..store import Store, queries
 from ..store import sources as source_queries
 from . import validation
 from .auth import Account
+from .files.remote_s3 import Bucket
 from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
+from .files.tree import split_path
 
 
 def view(source: Source) -> dict:
@@ -33,6 +39,13 @@ def view(source: Source) -> dict:
             host_key_fingerprint=source.config.get("host_key_fingerprint", ""),
             has_password=bool(source.config.get("password_encrypted")),
             has_private_key=bool(source.config.get("private_key_encrypted")),
+        )
+    elif source.type == "s3":
+        config = {k: source.config.get(k, "") for k in ("endpoint", "region", "bucket", "prefix", "access_key")}
+        config.update(
+            path_style=bool(source.config.get("path_style", False)),
+            verify_tls=bool(source.config.get("verify_tls", True)),
+            has_secret_key=bool(source.config.get("secret_key_encrypted")),
         )
     return {
         "id": source.id,
@@ -101,8 +114,8 @@ class SourceAdmin:
             except Invalid as e:
                 errors.update(e.fields)
         kind = body.get("type", existing.type if existing else "local")
-        if kind not in ("local", "sftp"):
-            errors["type"] = ["Sources of type local and sftp are available in this release (S3 comes later)."]
+        if kind not in ("local", "sftp", "s3"):
+            errors["type"] = ["A source's type is local, sftp or s3."]
         elif existing is not None and kind != existing.type:
             errors["type"] = ["The type of a source cannot be changed: create a new source."]
         if "read_only" in body:
@@ -115,6 +128,8 @@ class SourceAdmin:
             try:
                 if kind == "sftp":
                     values["config"] = await self._sftp_config(config, existing)
+                elif kind == "s3":
+                    values["config"] = await self._s3_config(config, existing)
                 else:
                     values["config"] = {"path": await self._allowed_path(account, config.get("path"))}
             except Invalid as e:
@@ -144,6 +159,12 @@ class SourceAdmin:
             else:
                 if not source.config.get("host_key_fingerprint"):
                     found["config"] = {**source.config, "host_key_fingerprint": seen}
+        elif source.type == "s3":
+            problem = None
+            try:
+                await self._files.s3.check(self._files.s3.bucket(source))
+            except ApplianceError as e:
+                problem = e.message
         else:
             path = self._files.source_root(source)
             problem = await self._threads.work(folder_problem, path)
@@ -231,3 +252,107 @@ class SourceAdmin:
         if key:
             stored["private_key_encrypted"] = secrets.seal(key)
         return stored
+
+    async def _s3_config(self, config: dict, existing: Source | None) -> dict:
+        """An S3 source's stored config, after a successful check of its bucket."""
+        old = existing.config if existing is not None and existing.type == "s3" else {}
+        errors: list[str] = []
+
+        def text(name: str, default: str = "") -> str:
+            value = config.get(name, old.get(name, default))
+            if not isinstance(value, str) or len(value) > 1024 or any(ord(c) < 32 for c in value):
+                errors.append(f"config.{name} must be text.")
+                return default
+            return value.strip()
+
+        def flag(name: str, default: bool) -> bool:
+            value = config.get(name, old.get(name, default))
+            if not isinstance(value, bool):
+                errors.append(f"config.{name} must be true or false.")
+                return default
+            return value
+
+        region = text("region", "us-east-1") or "us-east-1"
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", region):
+            errors.append("config.region must be a region name such as us-east-1.")
+        endpoint = text("endpoint").rstrip("/")
+        if endpoint:
+            url = urlsplit(endpoint)
+            try:
+                url.port  # noqa: B018 - raises for a bad port
+                bad_port = False
+            except ValueError:
+                bad_port = True
+            if (
+                url.scheme not in ("http", "https")
+                or not url.hostname
+                or bad_port
+                or url.username
+                or url.password
+                or url.path not in ("", "/")
+                or url.query
+                or url.fragment
+            ):
+                errors.append(
+                    "config.endpoint must be the S3 service's URL, such as https://s3.example.com:9000 "
+                    "(http or https, a host, an optional port, nothing else); leave it empty for AWS."
+                )
+        bucket = text("bucket")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", bucket):
+            errors.append("Give the bucket's name as config.bucket (letters, digits, '.', '-' and '_').")
+        prefix = text("prefix")
+        try:
+            prefix = "/".join(split_path(prefix)) if ".." not in prefix.split("/") else None
+        except ApplianceError:
+            prefix = None
+        if prefix is None:
+            errors.append("config.prefix must be a key prefix such as team/files ('/' between names, no '..').")
+            prefix = ""
+        access_key = text("access_key")
+        if not access_key:
+            errors.append("Give the access key as config.access_key.")
+        path_style = flag("path_style", False)
+        verify_tls = flag("verify_tls", True)
+        s3 = self._files.s3
+        stored = {k: old[k] for k in ("secret_key_encrypted",) if old.get(k)}
+        secret = ""
+        if "secret_key" in config:
+            if (
+                not isinstance(config["secret_key"], str)
+                or not config["secret_key"]
+                or len(config["secret_key"]) > 1024
+            ):
+                errors.append("config.secret_key must be the access key's secret.")
+            else:
+                secret = config["secret_key"]
+        elif stored.get("secret_key_encrypted"):
+            secret = s3.open(stored["secret_key_encrypted"])
+        else:
+            errors.append("Give the access key's secret as config.secret_key.")
+        if errors:
+            raise Invalid(errors[0], {"config": errors})
+        target = Bucket(
+            endpoint or f"https://s3.{region}.amazonaws.com",
+            region,
+            bucket,
+            prefix,
+            access_key,
+            secret,
+            path_style,
+            verify_tls,
+            s3.allow_loopback,
+        )
+        try:
+            await s3.check(target)
+        except ApplianceError as e:
+            raise Invalid(e.message, {"config": [e.message]}) from None
+        return {
+            "endpoint": endpoint,
+            "region": region,
+            "bucket": bucket,
+            "prefix": prefix,
+            "access_key": access_key,
+            "secret_key_encrypted": s3.seal(secret),
+            "path_style": path_style,
+            "verify_tls": verify_tls,
+        }

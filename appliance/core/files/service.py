@@ -63,9 +63,10 @@ def _copy_into(src_fd: int, dst_fd: int) -> int:
 
 
 class FilesService:
-    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path, remote=None):
+    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path, remote=None, s3=None):
         self._threads = threads
         self.remote = remote  # RemoteSources: the pools of remote SFTP sources (None: not available)
+        self.s3 = s3  # S3Sources: the clients of S3 sources (None: not available)
         self._audit = audit
         self._quotas = quotas
         self._data_dir = Path(data_dir)
@@ -98,6 +99,8 @@ class FilesService:
             raise PermissionDenied("No source is assigned to your account. Ask your administrator to assign one.")
         if source.type == "sftp" and self.remote is not None:
             return await self._remote_session(account, protocol, address, share)
+        if source.type == "s3" and self.s3 is not None:
+            return await self._s3_session(account, protocol, address, share)
         if source.type != "local":
             raise Unavailable(f"The source {source.name!r} is of type {source.type}, which is not available yet.")
         home_parts = split_path(account.profile.home)
@@ -141,6 +144,18 @@ class FilesService:
             usage = await self._quotas.remote_usage(tree.root, tree.usage)
         limits = Limits(usage, profile.quota_bytes, profile.quota_files)
         return RemoteFileSession(self, account, tree, limits, protocol, address, share)
+
+    async def _s3_session(self, account: Account, protocol: str, address: str, share: str | None):
+        from .remote_s3 import S3Tree
+        from .s3_session import S3FileSession  # it builds on FileSession, below
+
+        tree = S3Tree(self.s3.client(account.source), split_path(account.profile.home))
+        profile = account.profile
+        usage = None
+        if profile.quota_bytes is not None or profile.quota_files is not None:
+            usage = await self._quotas.remote_usage(tree.root, tree.usage)
+        limits = Limits(usage, profile.quota_bytes, profile.quota_files)
+        return S3FileSession(self, account, tree, limits, protocol, address, share)
 
     @staticmethod
     def _prepare_home(root: Path, home_parts: list[str], source: Source) -> str:

@@ -1,0 +1,329 @@
+"""S3 sources end to end: moto's server (a stand-in for S3, speaking the S3 API
+over HTTP) started here on 127.0.0.1 with IAM authentication on (so wrong keys
+are refused as by S3), a bucket and an access key made through its API, a source
+made through the admin API (with [sources] allow_loopback on), a profile on it,
+and OpenSSH's sftp, lftp, curl and the HTTP API against the appliance."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..api_client import signed_in
+from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
+from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for_port
+
+botocore = pytest.importorskip("botocore.session", reason="botocore is not installed")
+pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+
+BUCKET = "appliance-files"
+PASSWORD = "s3-password-1"
+SETUP_ACTIONS = 4  # create_user, put_user_policy, create_access_key, create_bucket: then every call is signed-checked
+
+
+class S3Server:
+    """`python -m moto.server` on a free port, its IAM checking keys after the setup calls."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.access_key = self.secret_key = ""
+
+    def client(self, service: str, access_key: str = "setup", secret_key: str = "setup"):
+        import botocore.config
+
+        return botocore.session.Session().create_client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=access_key,
+            aws_secret_access_key=secret_key,
+            config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        )
+
+    def start(self) -> None:
+        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_ACTIONS))
+        log = open(self.folder / "moto.log", "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        wait_for_port(self.port, self.process)
+        iam = self.client("iam")
+        iam.create_user(UserName="appliance")
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+        iam.put_user_policy(UserName="appliance", PolicyName="all", PolicyDocument=json.dumps(policy))
+        key = iam.create_access_key(UserName="appliance")["AccessKey"]
+        self.access_key, self.secret_key = key["AccessKeyId"], key["SecretAccessKey"]
+        self.s3 = self.client("s3", self.access_key, self.secret_key)
+        self.s3.create_bucket(Bucket=BUCKET)
+
+    def keys(self, prefix: str = "") -> dict[str, int]:
+        found = {}
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
+            found.update({item["Key"]: item["Size"] for item in page.get("Contents", [])})
+        return found
+
+    def body(self, key: str) -> bytes:
+        return self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+
+    def pending_uploads(self) -> list[str]:
+        return [u["Key"] for u in self.s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(10)
+        self.process = None
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    server = S3Server(tmp_path_factory.mktemp("s3"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
+    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def source_body(s3: S3Server, name: str, **config) -> dict:
+    body = {
+        "endpoint": s3.endpoint,
+        "region": "us-east-1",
+        "bucket": BUCKET,
+        "prefix": "tenants/acme",
+        "access_key": s3.access_key,
+        "secret_key": s3.secret_key,
+        "path_style": True,
+    }
+    body.update(config)
+    return {"name": name, "type": "s3", "config": body}
+
+
+@pytest.fixture(scope="module")
+def source(gateway, s3):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    created = admin.post("sources/", source_body(s3, "Bucket"))
+    assert created.status == 201, created.body
+    return created.body
+
+
+def make_user(gateway, source: dict, username: str, **extra) -> None:
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    body = {"username": username, "email": f"{username}@example.com", "password": PASSWORD, "source": source["id"],
+            "protocols": ["sftp", "ftp", "web"],
+            "permissions": ["list", "download", "upload", "overwrite", "delete", "rename", "mkdir"]}  # fmt: skip
+    body.update(extra)
+    reply = admin.post("profiles/", body)
+    assert reply.status == 201, reply.body
+
+
+def test_the_source_is_created_checked_with_its_secret_hidden(gateway, s3, source):
+    assert source["type"] == "s3" and source["status"] == "ok", source
+    config = source["config"]
+    assert config["bucket"] == BUCKET and config["prefix"] == "tenants/acme" and config["path_style"] is True
+    assert config["verify_tls"] is True and config["has_secret_key"] and config["access_key"] == s3.access_key
+    assert "secret_key" not in config and "secret_key_encrypted" not in config
+    stored = gateway.query("SELECT config FROM sources WHERE id=?", source["id"])[0][0]
+    assert s3.secret_key not in stored and "secret_key_encrypted" in stored  # encrypted at rest
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    checked = admin.post(f"sources/{source['id']}/check/")
+    assert checked.status == 200 and checked.body["status"] == "ok", checked.body
+    # a change without the secret keeps the stored one (and is checked again)
+    changed = admin.patch(f"sources/{source['id']}/", {"config": {"prefix": "tenants/acme/"}})
+    assert changed.status == 200 and changed.body["config"]["prefix"] == "tenants/acme", changed.body
+
+
+def test_round_trip_over_sftp_with_multipart(gateway, s3, source, tmp_path):
+    make_user(gateway, source, "gw")
+    small = tmp_path / "small.bin"
+    small.write_bytes(os.urandom(3 * 1024 * 1024 + 12345))
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(20 * 1024 * 1024 + 777))  # more than two parts
+    result = sftp(
+        gateway, "gw", PASSWORD,
+        "mkdir docs\nput small.bin docs/small.bin\nput big.bin docs/big.bin\nput big.bin whole.bin\nls -l docs\n"
+        "rename docs/big.bin docs/moved.bin\nrename docs archive\nget archive/moved.bin back.bin\n"
+        "get archive/small.bin small-back.bin\nls archive",
+        tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "small.bin" in result.stdout and "moved.bin" in result.stdout
+    head = s3.s3.head_object(Bucket=BUCKET, Key="tenants/acme/gw/whole.bin")
+    assert head["ETag"].endswith('-3"'), head["ETag"]  # sent as a multipart upload of three parts
+    assert "-" not in s3.s3.head_object(Bucket=BUCKET, Key="tenants/acme/gw/archive/small.bin")["ETag"]  # one PUT
+    assert s3.body("tenants/acme/gw/whole.bin") == big.read_bytes()
+    s3.s3.delete_object(Bucket=BUCKET, Key="tenants/acme/gw/whole.bin")
+    keys = s3.keys("tenants/acme/gw/")
+    assert keys == {
+        "tenants/acme/gw/archive/": 0,
+        "tenants/acme/gw/archive/small.bin": small.stat().st_size,
+        "tenants/acme/gw/archive/moved.bin": big.stat().st_size,
+    }, keys
+    assert sha256(tmp_path / "back.bin") == sha256(big)
+    assert sha256(tmp_path / "small-back.bin") == sha256(small)
+    assert s3.body("tenants/acme/gw/archive/moved.bin") == big.read_bytes()
+    assert s3.pending_uploads() == []
+    result = sftp(
+        gateway, "gw", PASSWORD, "rm archive/moved.bin\nrm archive/small.bin\nrmdir archive\nls -la", tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert s3.keys("tenants/acme/gw/") == {}
+    actions = [row["action"] for row in gateway.logs() if row["username"] == "gw"]
+    assert {"upload", "download", "mkdir", "rename", "delete"} <= set(actions), actions
+
+
+def test_a_folder_keeps_existing_after_its_last_file_goes(gateway, s3, source, tmp_path):
+    make_user(gateway, source, "keeper")
+    (tmp_path / "a.txt").write_text("a")
+    result = sftp(gateway, "keeper", PASSWORD, "mkdir d\nput a.txt d/a.txt\nrm d/a.txt\nls d\nrmdir d", tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = sftp(gateway, "keeper", PASSWORD, "put a.txt nowhere/a.txt", tmp_path)
+    assert result.returncode != 0  # no folder, no upload into it
+    assert s3.keys("tenants/acme/keeper/") == {}
+
+
+def test_a_path_escape_is_refused(gateway, s3, source, tmp_path):
+    make_user(gateway, source, "jailed")
+    s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/secret.txt", Body=b"not yours")
+    s3.s3.put_object(Bucket=BUCKET, Key="outside.txt", Body=b"not yours")
+    for path in ("../secret.txt", "/../secret.txt", "../../../outside.txt"):
+        result = sftp(gateway, "jailed", PASSWORD, f"get {path} got.txt", tmp_path)
+        assert result.returncode != 0
+        assert not (tmp_path / "got.txt").exists()
+    api = signed_in(gateway, "jailed", PASSWORD)
+    assert api.get("files/?path=/../..").status == 403
+
+
+def test_an_interrupted_upload_leaves_no_object_and_no_pending_upload(gateway, s3, source, tmp_path):
+    make_user(gateway, source, "cutoff")
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(64 * 1024 * 1024))
+    batch = tmp_path / "batch.txt"
+    batch.write_text("put big.bin big.bin\n")
+    env = dict(os.environ, SSHPASS=PASSWORD)
+    client = subprocess.Popen(
+        ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(gateway.sftp_port), "-b", str(batch),
+         "cutoff@127.0.0.1"],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    started = False
+    while time.monotonic() < deadline and not started:  # until the multipart upload has begun
+        started = "tenants/acme/cutoff/big.bin" in s3.pending_uploads()
+        time.sleep(0.05)
+    os.killpg(client.pid, signal.SIGKILL)
+    client.wait()
+    assert started, "the multipart upload never started"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and s3.pending_uploads():
+        time.sleep(0.1)
+    assert s3.pending_uploads() == []
+    assert s3.keys("tenants/acme/cutoff/") == {}
+
+
+def test_wrong_credentials_and_a_missing_bucket_are_refused_at_creation(gateway, s3, source):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    reply = admin.post("sources/", source_body(s3, "Wrong key", access_key="AKIANOTAKEY000000000"))
+    assert reply.status == 400, reply.body
+    assert "does not know the access key AKIANOTAKEY000000000" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "Wrong secret", secret_key="not-the-secret"))
+    assert reply.status == 400 and "secret key does not belong" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "No bucket", bucket="no-such-bucket"))
+    assert reply.status == 400 and "no-such-bucket does not exist" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "Closed", endpoint=f"http://127.0.0.1:{free_port()}"))
+    assert reply.status == 400 and "Cannot connect to" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "Metadata", endpoint="http://169.254.169.254"))
+    assert reply.status == 400 and "metadata" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "Bad URL", endpoint="ftp://x/y?z"))
+    assert reply.status == 400 and "config.endpoint" in reply.body["config"][0], reply.body
+    reply = admin.post("sources/", source_body(s3, "Escape", prefix="a/../../b"))
+    assert reply.status == 400 and "config.prefix" in reply.body["config"][0], reply.body
+    names = {s["name"] for s in admin.get("sources/").body["results"]}
+    assert not names & {"Wrong key", "Wrong secret", "No bucket", "Closed", "Metadata", "Bad URL", "Escape"}
+
+
+def test_round_trip_over_ftp_with_lftp_and_curl(gateway, s3, source, tmp_path):
+    if shutil.which("lftp") is None or shutil.which("curl") is None:
+        pytest.skip("needs lftp and curl")
+    make_user(gateway, source, "ftpgw")
+    payload = tmp_path / "blob.bin"
+    payload.write_bytes(os.urandom(2 * 1024 * 1024 + 7))
+    (tmp_path / "back").mkdir()
+    script = (
+        "set ftp:passive-mode on; set ftp:ssl-allow no; set net:max-retries 1; "
+        f"mkdir sub; put {payload} -o sub/blob.bin; mv sub/blob.bin sub/moved.bin; "
+        f"get sub/moved.bin -o {tmp_path / 'back' / 'moved.bin'}; cls -l sub; bye"
+    )
+    result = subprocess.run(
+        ["lftp", "-u", f"ftpgw,{PASSWORD}", "-p", str(gateway.ftp_port), "-e", script, "127.0.0.1"],
+        capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.stdout + result.stderr).decode(errors="replace")
+    assert b"moved.bin" in result.stdout
+    assert s3.body("tenants/acme/ftpgw/sub/moved.bin") == payload.read_bytes()
+    assert sha256(tmp_path / "back" / "moved.bin") == sha256(payload)
+    url = f"ftp://ftpgw:{PASSWORD}@127.0.0.1:{gateway.ftp_port}/sub/moved.bin"
+    part = subprocess.run(["curl", "-sS", "--ftp-pasv", "-C", "1000000", url], capture_output=True, timeout=60)
+    assert part.returncode == 0, part.stderr
+    assert part.stdout == payload.read_bytes()[1000000:]  # REST: a ranged read
+    deleted = subprocess.run(["curl", "-sS", "--ftp-pasv", "-Q", "DELE /sub/moved.bin", url.rsplit("/", 2)[0] + "/"],
+                             capture_output=True, timeout=60)  # fmt: skip
+    assert deleted.returncode == 0, deleted.stderr
+    assert s3.keys("tenants/acme/ftpgw/") == {"tenants/acme/ftpgw/sub/": 0}
+
+
+def test_round_trip_over_http(gateway, s3, source):
+    make_user(gateway, source, "webgw")
+    api = signed_in(gateway, "webgw", PASSWORD)
+    data = os.urandom(2 * 1024 * 1024 + 5)
+    body = (
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="q3/report.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
+    )
+    up = api.post(
+        "files/upload/?path=/reports", raw=body, headers={"Content-Type": "multipart/form-data; boundary=XyZ"}
+    )
+    assert up.status == 201, up.body
+    assert s3.body("tenants/acme/webgw/reports/q3/report.bin") == data
+    listing = api.get("files/?path=/reports/q3").body
+    assert [(e["name"], e["size"]) for e in listing["entries"]] == [("report.bin", len(data))]
+    down = api.get("files/download/?path=/reports/q3/report.bin")
+    assert down.status == 200 and down.raw == data
+    part = api.get("files/download/?path=/reports/q3/report.bin", headers={"Range": "bytes=100000-199999"})
+    assert part.status == 206 and part.raw == data[100000:200000]
+    assert api.post("files/rename/", {"path": "/reports", "new_path": "/kept"}).status == 200
+    assert api.get("files/?path=/kept/q3").body["entries"][0]["name"] == "report.bin"
+    assert api.delete("files/?path=/kept").status == 204  # a folder with everything in it
+    assert api.get("files/?path=/").body["entries"] == []
+    assert s3.keys("tenants/acme/webgw/") == {}
+
+
+def test_a_quota_holds_on_the_s3_source(gateway, s3, source, tmp_path):
+    make_user(gateway, source, "quoted", quota_bytes=1_000_000, protocols=["sftp"])
+    s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/quoted/already.bin", Body=b"x" * 600_000)
+    (tmp_path / "half.bin").write_bytes(os.urandom(500_000))
+    result = sftp(gateway, "quoted", PASSWORD, "put half.bin half.bin", tmp_path)
+    assert result.returncode != 0, result.stderr
+    assert list(s3.keys("tenants/acme/quoted/")) == ["tenants/acme/quoted/already.bin"]
+    result = sftp(gateway, "quoted", PASSWORD, "rm already.bin\nput half.bin half.bin", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert s3.keys("tenants/acme/quoted/") == {"tenants/acme/quoted/half.bin": 500_000}
