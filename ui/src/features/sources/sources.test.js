@@ -100,6 +100,29 @@ describe("sources", () => {
       config: ["Cannot connect to h: refused."],
       detail: "Another source has this name.",
     });
+    // no field named: the field the message is about, else above the fields
+    expect(
+      sourceFieldErrors(
+        {
+          config: [
+            "Give the host key's SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...).",
+            "h refused to sign in 'robot' with the password given: check the credentials.",
+            "The folder /in does not exist on h.",
+          ],
+        },
+        "sftp",
+      ),
+    ).toEqual({
+      sftp_host_key_fingerprint: [
+        "Give the host key's SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...).",
+      ],
+      sftp_password: [
+        "h refused to sign in 'robot' with the password given: check the credentials.",
+      ],
+      sftp_path: ["The folder /in does not exist on h."],
+      detail:
+        "Give the host key's SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...).",
+    });
     // a single-field type: every config message is the folder's
     expect(
       sourceFieldErrors(

@@ -108,7 +108,7 @@ function ConfigField({ form, source, type, field }) {
       {...common}
       type={options.type || "text"}
       placeholder={options.placeholder}
-      required={Boolean(options.required)}
+      required={Boolean(options.required && !saved)}
       min={options.min}
       max={options.max}
       autoComplete={

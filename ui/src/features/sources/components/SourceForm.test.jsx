@@ -81,6 +81,7 @@ describe("the source form", () => {
       "Path-style addressing",
       "Verify the server's TLS certificate",
     ]);
+    expect(screen.getByLabelText("Secret key").required).toBe(true);
     const verify = screen.getByLabelText("Verify the server's TLS certificate");
     expect(verify.checked).toBe(true);
     expect(screen.getByLabelText("Path-style addressing").checked).toBe(false);
@@ -120,6 +121,8 @@ describe("the source form", () => {
   it("keeps write-only secrets unless typed, and the pinned key unless replaced", async () => {
     const onSubmit = renderForm({ source: SFTP });
     expect(screen.getByLabelText("Type").disabled).toBe(true);
+    expect(screen.getByLabelText("Host").value).toBe("sftp.example.com");
+    expect(screen.getByLabelText("Remote folder").value).toBe("inbox");
     const password = screen.getByLabelText("Password");
     expect(password.value).toBe("");
     expect(
@@ -215,6 +218,33 @@ describe("the source form", () => {
       ),
     );
   });
+});
+
+it("an S3 source's stored secret key is not asked for again", () => {
+  renderForm({
+    source: {
+      id: 4,
+      name: "Bucket",
+      type: "s3",
+      read_only: false,
+      config: {
+        endpoint: "https://s3.example.com",
+        region: "eu-west-1",
+        bucket: "b",
+        prefix: "",
+        access_key: "AK",
+        path_style: true,
+        verify_tls: false,
+        has_secret_key: true,
+      },
+    },
+  });
+  const secret = screen.getByLabelText("Secret key");
+  expect(secret.required).toBe(false);
+  expect(secret.value).toBe("");
+  expect(screen.getByText("Saved — leave empty to keep.")).toBeTruthy();
+  expect(screen.getByLabelText("Path-style addressing").checked).toBe(true);
+  expect(screen.getByRole("note").textContent).toMatch(/Warning/);
 });
 
 describe("check connection", () => {

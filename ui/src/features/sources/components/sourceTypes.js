@@ -26,15 +26,27 @@ export const CONFIG_FIELDS = {
     ],
   ],
   s3: [
-    ["endpoint", "Endpoint URL", { placeholder: "https://s3.example.com" }],
+    [
+      "endpoint",
+      "Endpoint URL",
+      {
+        placeholder: "https://s3.example.com:9000",
+        help: "Empty: Amazon S3 in the region below.",
+      },
+    ],
     ["region", "Region", { placeholder: "us-east-1" }],
     ["bucket", "Bucket", { required: true }],
     ["prefix", "Prefix", { help: "Only keys under this prefix are used." }],
-    ["access_key", "Access key", { autoComplete: "off" }],
+    ["access_key", "Access key", { required: true, autoComplete: "off" }],
     [
       "secret_key",
       "Secret key",
-      { type: "password", secret: "has_secret_key" },
+      {
+        type: "password",
+        secret: "has_secret_key",
+        required: true,
+        hint: /\bsecret\b/i,
+      },
     ],
     ["path_style", "Path-style addressing", { checkbox: true, initial: false }],
     [
@@ -47,22 +59,31 @@ export const CONFIG_FIELDS = {
     ["host", "Host", { required: true }],
     ["port", "Port", { type: "number", initial: 22, min: 1, max: 65535 }],
     ["username", "Username", { required: true, autoComplete: "off" }],
-    ["password", "Password", { type: "password", secret: "has_password" }],
+    [
+      "password",
+      "Password",
+      { type: "password", secret: "has_password", hint: /\bpassword\b/i },
+    ],
     [
       "private_key",
       "Private key",
       {
         textarea: true,
         secret: "has_private_key",
+        hint: /private key/i,
         help: "OpenSSH or PEM format, without a passphrase. Give a password, a private key or both.",
       },
     ],
     [
       "path",
       "Remote folder",
-      { help: "Empty: the remote user's login folder." },
+      { help: "Empty: the remote user's login folder.", hint: /\bfolder\b/i },
     ],
-    ["host_key_fingerprint", "Host key fingerprint", { pinned: true }],
+    [
+      "host_key_fingerprint",
+      "Host key fingerprint",
+      { pinned: true, hint: /fingerprint|host key/i },
+    ],
   ],
 };
 
@@ -122,19 +143,24 @@ export function sourceBody(values, source = null) {
 
 const FIELD_NAME = /\bconfig\.([a-z_]+)\b|\b([a-z]+(?:_[a-z]+)+)\b/g;
 
-/** The config field a message names (config.host, or host_key_fingerprint), if this type has it. */
-function namedField(message, names) {
+/**
+ * The config field a message is about: the one it names (config.host, or
+ * host_key_fingerprint), else the first whose hint it matches ("host key").
+ */
+function namedField(message, fields) {
+  const names = fields.map(([name]) => name);
   for (const match of String(message).matchAll(FIELD_NAME)) {
     const name = match[1] || match[2];
     if (names.includes(name)) return name;
   }
-  return null;
+  const hinted = fields.find(([, , o = {}]) => o.hint && o.hint.test(message));
+  return hinted ? hinted[0] : null;
 }
 
 /**
  * A 400 reply's fields for the form of `type`: config errors under their field
  * (keys `config.host`, `{config: {host: [...]}}`, a top-level `host`, or a message
- * in `config` naming `config.host`); the rest of `config` stays under `config`
+ * in `config` naming `config.host` or matching the field's hint); the rest of `config` stays under `config`
  * (a single-field type gets them all); `detail` is the first message.
  */
 export function sourceFieldErrors(data, type) {
@@ -162,7 +188,8 @@ export function sourceFieldErrors(data, type) {
     } else if (key === "config") {
       for (const message of Array.isArray(value) ? value : [value])
         addConfig(
-          namedField(message, names) || (names.length === 1 ? names[0] : null),
+          namedField(message, fieldsOf(type)) ||
+            (names.length === 1 ? names[0] : null),
           message,
         );
     } else if (key.startsWith("config.")) {
