@@ -67,7 +67,7 @@ function FingerprintField({ form, source, name, label }) {
         placeholder="Not pinned yet"
         help={
           pinned
-            ? "Pinned on first connect. If the server's key changes, connections are refused until you paste the new fingerprint."
+            ? "Pinned on first connect. If the server's key changes, connections are refused until you paste the new fingerprint. A new host or port is pinned afresh when saved."
             : "Pinned on the next successful connection."
         }
       />
@@ -94,16 +94,22 @@ function ConfigField({ form, source, type, field }) {
   const saved = options.secret && source && source.config[options.secret];
   const help = saved ? "Saved — leave empty to keep." : options.help;
   const common = { form, name: key, label, help };
-  if (options.textarea)
-    return (
-      <TextareaField
-        {...common}
-        className="mono"
-        spellCheck={false}
-        autoComplete="off"
+  const forget =
+    saved && options.forget ? (
+      <CheckboxField
+        form={form}
+        name={`${key}_forget`}
+        label={options.forget}
       />
-    );
-  return (
+    ) : null;
+  const control = options.textarea ? (
+    <TextareaField
+      {...common}
+      className="mono"
+      spellCheck={false}
+      autoComplete="off"
+    />
+  ) : (
     <TextField
       {...common}
       type={options.type || "text"}
@@ -115,6 +121,12 @@ function ConfigField({ form, source, type, field }) {
         options.secret ? "new-password" : options.autoComplete || undefined
       }
     />
+  );
+  return (
+    <>
+      {control}
+      {forget}
+    </>
   );
 }
 

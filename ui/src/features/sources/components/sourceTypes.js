@@ -62,7 +62,12 @@ export const CONFIG_FIELDS = {
     [
       "password",
       "Password",
-      { type: "password", secret: "has_password", hint: /\bpassword\b/i },
+      {
+        type: "password",
+        secret: "has_password",
+        forget: "Remove the saved password",
+        hint: /\bpassword\b/i,
+      },
     ],
     [
       "private_key",
@@ -70,6 +75,7 @@ export const CONFIG_FIELDS = {
       {
         textarea: true,
         secret: "has_private_key",
+        forget: "Remove the saved private key",
         hint: /private key/i,
         help: "OpenSSH or PEM format, without a passphrase. Give a password, a private key or both.",
       },
@@ -108,19 +114,27 @@ export function sourceValues(source) {
       const stored = options.secret ? undefined : own[name];
       values[fieldKey(type, name)] =
         stored ?? (options.initial === undefined ? "" : options.initial);
+      if (options.forget) values[`${fieldKey(type, name)}_forget`] = false;
     }
   }
   return values;
 }
 
 /**
- * {name, type, read_only, config} from the form: secrets only when typed; the host
+ * {name, type, read_only, config} from the form: secrets only when typed (or ""
+ * to remove a stored one, when asked); the host
  * key fingerprint on create when given, on edit only when a new one is pasted.
  */
 export function sourceBody(values, source = null) {
   const config = {};
   for (const [name, , options = {}] of fieldsOf(values.type)) {
     const value = values[fieldKey(values.type, name)];
+    if (
+      options.forget &&
+      !value &&
+      values[`${fieldKey(values.type, name)}_forget`]
+    )
+      config[name] = ""; // the server drops the stored one
     if (options.secret && !value) continue;
     if (options.pinned) {
       const typed = String(value || "").trim();
