@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,51 @@ def test_a_quota_holds_on_the_s3_source(gateway, s3, source, tmp_path):
     result = sftp(gateway, "quoted", PASSWORD, "rm already.bin\nput half.bin half.bin", tmp_path)
     assert result.returncode == 0, result.stderr
     assert s3.keys("tenants/acme/quoted/") == {"tenants/acme/quoted/half.bin": 500_000}
+
+
+def test_appending_copies_the_existing_object_in(gateway, s3, source, tmp_path):
+    if shutil.which("curl") is None:
+        pytest.skip("needs curl")
+    make_user(gateway, source, "appender")
+    large, small, tail = os.urandom(9 * 1024 * 1024 + 3), os.urandom(100_000), os.urandom(1024 * 1024 + 1)
+    s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/appender/large.bin", Body=large)  # more than one part
+    s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/appender/small.bin", Body=small)
+    (tmp_path / "tail.bin").write_bytes(tail)
+    for name in ("large.bin", "small.bin"):
+        url = f"ftp://appender:{PASSWORD}@127.0.0.1:{gateway.ftp_port}/{name}"
+        result = subprocess.run(["curl", "-sS", "--ftp-pasv", "--append", "-T", str(tmp_path / "tail.bin"), url],
+                                capture_output=True, timeout=60)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    assert s3.body("tenants/acme/appender/large.bin") == large + tail
+    assert s3.body("tenants/acme/appender/small.bin") == small + tail
+    assert s3.pending_uploads() == []
+
+
+def test_a_certificate_not_trusted_is_refused_unless_verification_is_off(gateway, tmp_path):
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port), "--ssl"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for_port(port, server)
+        import botocore.config
+
+        client = botocore.session.Session().create_client(
+            "s3", endpoint_url=f"https://127.0.0.1:{port}", region_name="us-east-1", aws_access_key_id="k",
+            aws_secret_access_key="s", verify=False, config=botocore.config.Config(s3={"addressing_style": "path"}),
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # urllib3's InsecureRequestWarning: this client does not verify
+            client.create_bucket(Bucket="tls-bucket")
+        body = {"endpoint": f"https://127.0.0.1:{port}", "bucket": "tls-bucket", "access_key": "k", "secret_key": "s",
+                "path_style": True}  # fmt: skip
+        admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+        reply = admin.post("sources/", {"name": "Self-signed", "type": "s3", "config": body})
+        assert reply.status == 400, reply.body
+        assert "TLS connection" in reply.body["config"][0] and "verify_tls" in reply.body["config"][0], reply.body
+        reply = admin.post("sources/", {"name": "Self-signed", "type": "s3", "config": {**body, "verify_tls": False}})
+        assert reply.status == 201 and reply.body["config"]["verify_tls"] is False, reply.body
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -182,6 +182,12 @@ def _make_client(bucket: Bucket):
         response_checksum_validation="when_required",
         user_agent_appid="appliance",
     )
+    if not bucket.verify_tls:  # the admin turned verification off for this source: no warning per request
+        import warnings
+
+        from urllib3.exceptions import InsecureRequestWarning
+
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning)
     session = botocore.session.Session()
     return session.create_client(
         "s3",
