@@ -376,3 +376,15 @@ def test_a_certificate_not_trusted_is_refused_unless_verification_is_off(gateway
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_stale_multipart_upload_is_aborted_at_start_up(gateway, s3, source):
+    # moto dates every multipart upload in 2010: older than the day after which one counts as a crash's leftover
+    s3.s3.create_multipart_upload(Bucket=BUCKET, Key="tenants/acme/crashed/big.bin")
+    s3.s3.create_multipart_upload(Bucket=BUCKET, Key="elsewhere/not-ours.bin")  # outside the source's prefix
+    assert sorted(s3.pending_uploads()) == ["elsewhere/not-ours.bin", "tenants/acme/crashed/big.bin"]
+    gateway.restart()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(s3.pending_uploads()) > 1:
+        time.sleep(0.1)
+    assert s3.pending_uploads() == ["elsewhere/not-ours.bin"]

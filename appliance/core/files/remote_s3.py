@@ -50,6 +50,7 @@ REORDER = 8 << 20  # bytes of writes that arrived ahead of their offset kept unt
 COPY_LIMIT = 5 << 30  # S3's largest single CopyObject
 COPY_RANGE = 1 << 30  # bytes per part of a multipart copy
 DELETE_BATCH = 1000  # keys per DeleteObjects
+STALE = 24 * 3600  # seconds after which a multipart upload found at start-up is taken as a crash's leftover
 FILE_MODE = 0o100640
 DIR_MODE = 0o040750
 
@@ -827,6 +828,23 @@ class S3Sources:
                 ) from None
         finally:
             client.close()
+
+    async def sweep(self, source, now: float) -> int:
+        """Abort the multipart uploads under the source's prefix begun more than STALE
+        seconds ago (left by a crash: their parts cost storage and never show)."""
+        client = self.client(source)
+        prefix = client.bucket.prefix + "/" if client.bucket.prefix else ""
+        aborted = 0
+        markers: dict = {}
+        while True:
+            reply = await client.call(prefix or "/", "list_multipart_uploads", Prefix=prefix, **markers)
+            for upload in reply.get("Uploads", []):
+                if now - _mtime(upload.get("Initiated")) > STALE:
+                    await abort_upload(client, upload["Key"], upload["Key"], upload["UploadId"])
+                    aborted += 1
+            if not reply.get("IsTruncated") or not reply.get("NextKeyMarker"):
+                return aborted
+            markers = {"KeyMarker": reply["NextKeyMarker"], "UploadIdMarker": reply.get("NextUploadIdMarker", "")}
 
     def close(self) -> None:
         for client in self._clients.values():

@@ -12,13 +12,14 @@ import os
 import secrets
 import shutil
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from twisted.internet import task
 from twisted.logger import Logger
 
-from ...errors import AlreadyExists, Invalid, NotFound, PermissionDenied, Unavailable
+from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from ...models import Source
 from ...threads import Threads
 from ..audit import PROTOCOL_NAMES, AuditLog, clean
@@ -179,6 +180,11 @@ class FilesService:
                 root = self.source_root(source)
                 if root.is_dir():
                     removed += await self._threads.work(sweep_uploads, str(root))
+            elif source.type == "s3" and self.s3 is not None:
+                try:
+                    removed += await self.s3.sweep(source, time.time())
+                except ApplianceError as e:
+                    log.warn("could not look for unfinished uploads in {source}: {error}", source=source.name, error=e)
         if removed:
             log.info("removed {count} unfinished uploads left by an earlier stop", count=removed)
         return removed
