@@ -228,7 +228,8 @@ class Daemon:
         )
         for port in (self.http_port, self.sftp_port, self.ftp_port):
             try:
-                wait_for_port(port, self.process)
+                # generous: a loaded CI machine can take long to import everything
+                wait_for_port(port, self.process, timeout=90)
             except Exception:
                 self.stop()
                 raise RuntimeError(f"daemon did not start:\n{self.output()}") from None
