@@ -43,6 +43,8 @@ def migrate(db: sqlite_utils.Database, where: str | Path = "database") -> int:
             f"{where}: the database is at schema version {version} but this appliance "
             f"knows only up to {SCHEMA_VERSION}; install the newer release or restore a backup"
         )
+    if 0 < version < SCHEMA_VERSION and Path(where).is_file():
+        backup_before_upgrade(db.conn, Path(where), version)
     for number in range(version + 1, SCHEMA_VERSION + 1):
         script = MIGRATIONS[number - 1]
         # executescript commits first; wrap in an explicit transaction so a crash
@@ -54,3 +56,26 @@ def migrate(db: sqlite_utils.Database, where: str | Path = "database") -> int:
                 db.conn.execute("ROLLBACK")
             raise
     return SCHEMA_VERSION
+
+
+def backup_before_upgrade(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    """Copy the database as it is (SQLite's online backup) before migrating it, so an
+    upgrade that goes wrong can be undone: `<name>.v<version>.bak` beside it, owner only.
+    An existing copy of the same version is kept (the first one is the original)."""
+    target = path.with_name(f"{path.name}.v{version}.bak")
+    if target.exists():
+        return target
+    partial = target.with_name(target.name + ".partial")
+    try:
+        partial.unlink(missing_ok=True)
+        partial.touch(mode=0o600)
+        copy = sqlite3.connect(str(partial))
+        try:
+            conn.backup(copy)
+        finally:
+            copy.close()
+        partial.replace(target)
+    except (OSError, sqlite3.Error) as e:
+        partial.unlink(missing_ok=True)
+        raise ConfigError(f"{path}: cannot back up the database before upgrading it: {e}") from None
+    return target
