@@ -302,3 +302,41 @@ async def test_pipelined_reads_complete_in_the_order_they_were_asked(core):
     await reader.close()
     assert finished == offsets
     assert b"".join(replies[o] for o in offsets) == data
+
+
+@pytest_twisted.ensureDeferred
+async def test_many_open_downloads_share_the_read_ahead(core, monkeypatch):
+    """Hundreds of downloads at once read ahead less each, so their windows fit one
+    budget; the bytes stay right whatever the window, and closing gives it back."""
+    from appliance.core.files import handles
+
+    session = await session_for(core)
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    await upload(session, "/shared.bin", data)
+    sizes: list[int] = []
+    real_pread = os.pread
+    monkeypatch.setattr(handles.os, "pread", lambda fd, n, at: sizes.append(n) or real_pread(fd, n, at))
+
+    budget = core.files.read_ahead
+    alone = budget.chunk()
+    assert alone == handles.READ_AHEAD
+    readers = [await session.open_read("/shared.bin") for _ in range(400)]
+    assert budget.readers == 400
+    crowded = budget.chunk()
+    assert handles.READ_AHEAD_LEAST <= crowded < alone
+    assert 400 * 2 * crowded <= handles.READ_AHEAD_TOTAL
+    sizes.clear()
+    assert await download_with(readers[0], len(data)) == data
+    assert sizes and max(sizes) == crowded
+    for reader in readers:
+        await reader.close()
+    assert budget.readers == 0 and budget.chunk() == alone
+
+
+async def download_with(reader, size: int) -> bytes:
+    parts, offset = [], 0
+    while offset < size:
+        chunk = await reader.read(offset, 32768)
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)

@@ -20,7 +20,9 @@ from ...threads import Threads
 from .quota import Limits
 from .tree import Location, os_error
 
-READ_AHEAD = 1 << 20  # bytes fetched per disk read for sequential readers
+READ_AHEAD = 1 << 20  # bytes fetched per disk read for a sequential reader, at most
+READ_AHEAD_LEAST = 128 << 10  # ... and at least, however many downloads are open
+READ_AHEAD_TOTAL = 256 << 20  # read-ahead memory shared by every open download
 WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
 IOV_MAX = 1024  # buffers per pwritev() (Linux's limit)
 MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
@@ -33,6 +35,23 @@ def _check_range(offset: int, length: int) -> None:
         raise Invalid("The offset is beyond the largest possible file size.")
 
 
+class ReadAhead:
+    """How far each open download reads ahead: READ_AHEAD while few are open, less as
+    more are, so that hundreds of downloads at once hold READ_AHEAD_TOTAL between them
+    (a window and the next one each) rather than 2 MiB apiece."""
+
+    def __init__(self, total: int = READ_AHEAD_TOTAL, most: int = READ_AHEAD, least: int = READ_AHEAD_LEAST):
+        self._total = total
+        self._most = most
+        self._least = least
+        self.readers = 0
+
+    def chunk(self) -> int:
+        share = self._total // (2 * max(1, self.readers))
+        share -= share % (64 << 10)
+        return max(self._least, min(self._most, share))
+
+
 class Reader:
     def __init__(
         self,
@@ -41,8 +60,11 @@ class Reader:
         path: str,
         size: int,
         on_close: Callable[[int], Awaitable[None]],
+        read_ahead: ReadAhead | None = None,
     ):
         self._threads = threads
+        self._read_ahead = read_ahead if read_ahead is not None else ReadAhead()
+        self._read_ahead.readers += 1
         self._fd = fd
         self.path = path
         self.size = size
@@ -51,8 +73,10 @@ class Reader:
         self._pumping = False
         self._window = b""
         self._window_start = 0
+        self._window_full = False  # the window holds all it asked for (not the file's end)
         self._next = None  # the following window, being read in the background
         self._next_start = 0
+        self._next_size = 0
         self.bytes_read = 0
         self.reads = 0
         self._closed = False
@@ -108,9 +132,10 @@ class Reader:
 
     def _prefetch(self, position: int) -> None:
         """Past half of a full window, read the next one before it is asked for."""
-        if self._next is None and len(self._window) == READ_AHEAD and position >= READ_AHEAD // 2:
-            self._next_start = self._window_start + READ_AHEAD
-            self._next = self._threads.work(os.pread, self._fd, READ_AHEAD, self._next_start)
+        if self._next is None and self._window_full and position >= len(self._window) // 2:
+            self._next_start = self._window_start + len(self._window)
+            self._next_size = self._read_ahead.chunk()
+            self._next = self._threads.work(os.pread, self._fd, self._next_size, self._next_start)
 
     async def _take_next(self) -> None:
         """Make the prefetched window the current one."""
@@ -120,21 +145,23 @@ class Reader:
         except OSError as e:
             raise os_error(e, self.path) from None
         self._window, self._window_start = chunk, self._next_start
+        self._window_full = len(chunk) == self._next_size
 
     async def _fetch(self, offset: int, length: int) -> bytes:
-        if self._next is not None and self._next_start <= offset < self._next_start + READ_AHEAD:
+        if self._next is not None and self._next_start <= offset < self._next_start + self._next_size:
             await self._take_next()
         start = offset - self._window_start
         if 0 <= start and offset + length <= self._window_start + len(self._window):
             return self._window[start : start + length]  # filled while we waited
         if self._next is not None:  # a jump elsewhere: let the background read finish unused
             await self._drop_next()
-        want = max(length, READ_AHEAD)
+        want = max(length, self._read_ahead.chunk())
         try:
             chunk = await self._threads.work(os.pread, self._fd, want, offset)
         except OSError as e:
             raise os_error(e, self.path) from None
         self._window, self._window_start = chunk, offset
+        self._window_full = len(chunk) == want
         return chunk[:length]
 
     async def _drop_next(self) -> None:
@@ -148,6 +175,7 @@ class Reader:
         if self._closed:
             return
         self._closed = True
+        self._read_ahead.readers -= 1
         if self._next is not None:  # never close the descriptor under a read in flight
             await self._drop_next()
         os.close(self._fd)

@@ -24,7 +24,7 @@ from ...models import Source
 from ...threads import Threads
 from ..audit import PROTOCOL_NAMES, AuditLog, clean
 from ..auth import Account
-from .handles import Reader, Writer
+from .handles import ReadAhead, Reader, Writer
 from .quota import Limits, QuotaTracker
 from .tree import TEMP_PREFIX, Entry, Location, Tree, os_error, split_path, sweep_uploads, virtual
 
@@ -72,6 +72,7 @@ class FilesService:
         self._quotas = quotas
         self._data_dir = Path(data_dir)
         self.uploads: set[Writer] = set()  # in progress, for draining at shutdown
+        self.read_ahead = ReadAhead()  # shared by every open local download
 
     async def drain(self, clock, grace: float) -> int:
         """Wait up to `grace` seconds for uploads in progress, then abort the rest
@@ -268,7 +269,7 @@ class FileSession:
                 self.account, self.protocol, self.address, "download", real_path, sent, self.share
             )
 
-        return Reader(self._threads, fd, real_path, size, finished)
+        return Reader(self._threads, fd, real_path, size, finished, self._service.read_ahead)
 
     async def check_download(self, path: str) -> str:
         """That `path` is a file this profile may download now, as `open_read` would
