@@ -112,6 +112,21 @@ def test_the_appliance_user_serves_the_console(chroot):
     assert owners == [], owners
 
 
+def test_an_upgrade_keeps_the_data_and_the_config(chroot):
+    """dpkg installing over itself takes the upgrade path of the maintainer scripts
+    (prerm upgrade, postinst configure OLD-VERSION); the data dir, the edited
+    conffile and the organisation survive, and the daemon's checks pass."""
+    config = chroot.root / "etc/appliance/appliance.toml"
+    config.write_text(config.read_text() + "\n# edited by the admin\n")
+    before = (chroot.root / "var/lib/appliance/appliance.db").read_bytes()
+    deb = next((chroot.root / "tmp").glob("appliance_*.deb"))
+    chroot("dpkg", "--force-confold", "--install", f"/tmp/{deb.name}", timeout=300)
+    assert "# edited by the admin" in config.read_text()
+    assert (chroot.root / "var/lib/appliance/appliance.db").read_bytes() == before
+    checked = chroot(*AS_APPLIANCE, "appliance", "check", "--config", "/etc/appliance/appliance.toml", timeout=120)
+    assert checked.returncode == 0
+
+
 def test_remove_and_purge_keep_the_data(chroot):
     chroot("dpkg", "--remove", "appliance", timeout=120)
     assert not (chroot.root / "opt/appliance").exists()
