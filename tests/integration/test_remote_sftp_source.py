@@ -6,88 +6,19 @@ and OpenSSH's sftp against the appliance."""
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for_port
-
-SSHD = "/usr/sbin/sshd"
+from ..helpers import ADMIN_PASSWORD, free_port, make_daemon
+from .sources import SSHD, RemoteServer
 
 pytestmark = pytest.mark.skipif(not os.path.exists(SSHD), reason="openssh-server is not installed (make system-deps)")
-
-
-class RemoteServer:
-    """`sshd -D -e -f CONFIG` serving internal-sftp to the current user by key."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.files = folder / "remote-files"
-        self.files.mkdir(parents=True)
-        self.port = free_port()
-        self.user = pwd.getpwuid(os.geteuid()).pw_name
-        self.host_key = folder / "ssh_host_ed25519_key"
-        self.client_key = folder / "client_key"
-        self.process: subprocess.Popen | None = None
-        self.keygen(self.client_key)
-        self.keygen(self.host_key)
-        (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
-
-    @staticmethod
-    def keygen(path: Path) -> None:
-        for old in (path, path.with_suffix(".pub")):
-            old.unlink(missing_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", str(path)], check=True)
-
-    def fingerprint(self) -> str:
-        out = subprocess.run(["ssh-keygen", "-lf", f"{self.host_key}.pub"], capture_output=True, text=True, check=True)
-        return out.stdout.split()[1]
-
-    def start(self) -> None:
-        config = self.folder / "sshd_config"
-        config.write_text(
-            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
-            f"PidFile {self.folder / 'sshd.pid'}\nUsePAM no\nPermitRootLogin yes\nStrictModes no\n"
-            f"AuthorizedKeysFile {self.folder / 'authorized_keys'}\nPasswordAuthentication no\n"
-            "KbdInteractiveAuthentication no\nX11Forwarding no\nPrintMotd no\nMaxStartups 100\n"
-            "Subsystem sftp internal-sftp\n"
-        )
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        log = open(self.folder / "sshd.log", "ab")
-        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
-        wait_for_port(self.port, self.process)
-
-    def children(self) -> list[int]:
-        """The sessions this sshd forked (they outlive the listener)."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                if (
-                    entry.name.isdigit()
-                    and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == self.process.pid
-                ):
-                    found.append(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                continue
-        return found
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            for child in self.children():  # drop the connections too: the appliance must reconnect
-                try:
-                    os.kill(child, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(10)
-        self.process = None
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ and OpenSSH's sftp, lftp, curl and the HTTP API against the appliance."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -14,78 +13,18 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
 from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for_port
+from .sources import BUCKET, S3Server
 
 botocore = pytest.importorskip("botocore.session", reason="botocore is not installed")
 pytest.importorskip("moto.server", reason="moto is not installed (make build)")
 
-BUCKET = "appliance-files"
 PASSWORD = "s3-password-1"
-SETUP_ACTIONS = 4  # create_user, put_user_policy, create_access_key, create_bucket: then every call is signed-checked
-
-
-class S3Server:
-    """`python -m moto.server` on a free port, its IAM checking keys after the setup calls."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-        self.access_key = self.secret_key = ""
-
-    def client(self, service: str, access_key: str = "setup", secret_key: str = "setup"):
-        import botocore.config
-
-        return botocore.session.Session().create_client(
-            service,
-            endpoint_url=self.endpoint,
-            region_name="us-east-1",
-            aws_access_key_id=access_key,
-            aws_secret_access_key=secret_key,
-            config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
-        )
-
-    def start(self) -> None:
-        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_ACTIONS))
-        log = open(self.folder / "moto.log", "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        wait_for_port(self.port, self.process)
-        iam = self.client("iam")
-        iam.create_user(UserName="appliance")
-        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
-        iam.put_user_policy(UserName="appliance", PolicyName="all", PolicyDocument=json.dumps(policy))
-        key = iam.create_access_key(UserName="appliance")["AccessKey"]
-        self.access_key, self.secret_key = key["AccessKeyId"], key["SecretAccessKey"]
-        self.s3 = self.client("s3", self.access_key, self.secret_key)
-        self.s3.create_bucket(Bucket=BUCKET)
-
-    def keys(self, prefix: str = "") -> dict[str, int]:
-        found = {}
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
-            found.update({item["Key"]: item["Size"] for item in page.get("Contents", [])})
-        return found
-
-    def body(self, key: str) -> bytes:
-        return self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
-
-    def pending_uploads(self) -> list[str]:
-        return [u["Key"] for u in self.s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(10)
-        self.process = None
 
 
 @pytest.fixture(scope="module")
