@@ -106,5 +106,5 @@ vm-test: vm-deps
 	packaging/vm/test.py $(VM_IMAGE)
 
 clean:
-	rm -rf $(VENV) $(TOOLS) ui/node_modules ui/.parcel-cache build dist *.egg-info
+	rm -rf $(VENV) $(TOOLS) .venv-bench ui/node_modules ui/.parcel-cache build dist *.egg-info
 	find appliance/static -mindepth 1 ! -name .gitkeep -delete
