@@ -25,3 +25,15 @@ def sign_out(page) -> None:
 def menu(page, item: str) -> None:
     """Follow a side-menu link."""
     page.get_by_role("navigation", name="Main").get_by_role("link", name=item, exact=True).click()
+
+
+def wait_until(page, expression: str, timeout: float = 10.0) -> None:
+    """Wait until `expression` is true in the page. Playwright's wait_for_function
+    polls with eval inside the page, which the console's CSP refuses (no
+    'unsafe-eval') whenever the first check is false: poll from here instead."""
+    waited = 0.0
+    while not page.evaluate(expression):
+        if waited >= timeout:
+            raise AssertionError(f"still false after {timeout} s: {expression}")
+        page.wait_for_timeout(50)
+        waited += 0.05

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from ..helpers import ADMIN_PASSWORD
 from .conftest import screenshot
-from .helpers_console import menu, sign_in, sign_out
+from .helpers_console import menu, sign_in, sign_out, wait_until
 
 
 def test_an_admin_creates_a_profile_and_it_signs_in(page, console):
@@ -181,7 +181,7 @@ def test_the_logo_is_uploaded_and_brands_the_sign_in_page(page, console, tmp_pat
     page.get_by_label("Upload a logo").set_input_files(str(logo))
     preview = page.get_by_test_id("logo-preview").get_by_role("img")
     expect(preview).to_be_visible()
-    page.wait_for_function("document.querySelector('[data-testid=logo-preview] img').naturalWidth === 96")
+    wait_until(page, "document.querySelector('[data-testid=logo-preview] img').naturalWidth === 96")
     expect(page.get_by_test_id("side-menu").get_by_role("img", name="Logo")).to_be_visible()
     screenshot(page, "organisation-logo")
     sign_out(page)

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from ..api_client import signed_in
 from ..helpers import ADMIN_PASSWORD
 from .conftest import NARROW, WIDE, screenshot, screenshots
-from .helpers_console import sign_in, sign_out
+from .helpers_console import sign_in, sign_out, wait_until
 
 
 def arrange(console) -> dict:
@@ -132,7 +132,7 @@ def test_scroll_resets_on_navigation(page, console):
     page.goto(console.url + "/admin/profiles")
     expect(page.get_by_role("cell", name="user000", exact=True)).to_be_visible()
     page.mouse.wheel(0, 3000)
-    page.wait_for_function("window.scrollY > 0")
+    wait_until(page, "window.scrollY > 0")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Logs").click()
     expect(page.get_by_role("heading", name="Logs", exact=True)).to_be_visible()
     assert page.evaluate("window.scrollY") == 0
