@@ -360,13 +360,13 @@ SIZES = st.sampled_from([0, 1, 100, 32768, 65536, 2**31, 2**32 - 1])
 class SftpConnection:
     """SftpProtocol over a StringTransport, with a reply parser."""
 
-    def __init__(self, world: World, session):
+    def __init__(self, world: World, session, pacer=None):
         from appliance.frontends.sftp.server import FilesServer, SftpProtocol
 
         self.world = world
         self.session = session
         self.server = FilesServer(self.session, MAX_HANDLES)
-        self.protocol = SftpProtocol(self.server)
+        self.protocol = SftpProtocol(self.server, pacer)
         self.transport = StringTransport()
         self.protocol.makeConnection(self.transport)
         self.parsed = 0  # bytes of output parsed so far
@@ -441,8 +441,8 @@ class SftpConnection:
         await quiet(self.world, self.output)
 
 
-async def sftp_connection(world: World, who: str) -> SftpConnection:
-    return SftpConnection(world, await world.core.files.session(world.accounts[who], "sftp", "127.0.0.1"))
+async def sftp_connection(world: World, who: str, pacer=None) -> SftpConnection:
+    return SftpConnection(world, await world.core.files.session(world.accounts[who], "sftp", "127.0.0.1"), pacer)
 
 
 def take_string(data: bytes) -> bytes:
@@ -973,3 +973,56 @@ async def test_sftp_a_disk_error_during_a_read_reaches_the_client_as_the_core_sa
         await conn.close()
     assert code == 4 and b"storage failed" in message, message
     assert not unexpected(world.watch.failures)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_pacer_spreads_many_sessions_reads_over_turns_in_order(world):
+    """With the turn's budget spent, later sessions keep their requests for the next
+    turn; every request is still answered once, in order, with the right bytes."""
+    from twisted.internet import reactor
+
+    from appliance.frontends.sftp.server import Pacer
+
+    pacer = Pacer(reactor, budget=16 * 1024)
+    conns = [await sftp_connection(world, "alice", pacer) for _ in range(3)]
+    expected = (world.homes["alice"] / "big.bin").read_bytes()
+    try:
+        for conn in conns:
+            conn.feed(packet(1, struct.pack("!L", 3)), [])
+            conn.feed(packet(FXP["OPEN"], conn.request_id() + ns(b"/big.bin") + struct.pack("!LL", 1, 0)), [])
+        await task.deferLater(reactor, 0.05, lambda: None)
+        for conn in conns:
+            await conn.settle()
+            assert len(conn.handles) == 1
+        reads = {}
+        for conn in conns:  # all three in one turn, as from one epoll wake-up
+            ids = []
+            stream = b""
+            for offset in range(0, len(expected), 4096):
+                ids.append(conn.next_id + 1)
+                stream += packet(
+                    FXP["READ"], conn.request_id() + ns(conn.handles[0]) + struct.pack("!QL", offset, 4096)
+                )
+            reads[conn] = ids
+            conn.feed(stream, [])
+        assert conns[0].protocol.buf, "the first session went past the budget"
+        assert len(conns[1].protocol.buf) == len(stream), "a later session did not wait for the next turn"
+        for conn in conns:
+            await conn.settle()
+        for conn in conns:
+            out, order, data = conn.output(), [], b""
+            offset = 0
+            while offset < len(out):
+                length, kind = struct.unpack_from("!LB", out, offset)
+                body = out[offset + 5 : offset + 4 + length]
+                offset += 4 + length
+                (request,) = struct.unpack("!L", body[:4])
+                if request in reads[conn]:
+                    assert kind == 103, f"READ {request} answered with type {kind}"
+                    order.append(request)
+                    data += body[8:]
+            assert order == reads[conn], "replies out of order, missing or repeated"
+            assert data == expected
+    finally:
+        for conn in conns:
+            await conn.close()

@@ -26,7 +26,7 @@ from zope.interface import implementer
 from ...core.files import FileSession
 from ...errors import ApplianceError, AuthenticationFailed
 from ...threads import as_deferred
-from .server import FilesServer, SftpProtocol
+from .server import FilesServer, Pacer, SftpProtocol
 from .transport import BufferedChannel
 
 log = Logger()
@@ -121,10 +121,11 @@ class SftpSession(BufferedChannel, session.SSHSession):
 class SftpUser(avatar.ConchUser):
     """A signed-in profile on one SSH connection, with its files opened."""
 
-    def __init__(self, files: FileSession, settings):
+    def __init__(self, files: FileSession, settings, pacer: Pacer | None = None):
         super().__init__()
         self.files = files
         self._settings = settings
+        self._pacer = pacer
         self.channels = 0
         self.channelLookup[b"session"] = functools.partial(
             SftpSession, localWindow=WINDOW, localMaxPacket=MAX_CHANNEL_PACKET
@@ -142,7 +143,7 @@ class SftpUser(avatar.ConchUser):
         self.channels -= 1
 
     def _sftp(self, data, avatar):
-        return SftpProtocol(FilesServer(self.files, self._settings.max_open_handles))
+        return SftpProtocol(FilesServer(self.files, self._settings.max_open_handles), self._pacer)
 
 
 @implementer(IRealm)
@@ -150,9 +151,10 @@ class FilesRealm:
     """Opens the signed-in profile's files; a failure (say, no source assigned)
     refuses the sign-in with its message, which the client shows."""
 
-    def __init__(self, files, settings):
+    def __init__(self, files, settings, pacer: Pacer | None = None):
         self._files = files
         self._settings = settings
+        self._pacer = pacer  # one for every session of the daemon
 
     def requestAvatar(self, account, address, *interfaces):
         if IConchUser not in interfaces:
@@ -164,8 +166,8 @@ class FilesRealm:
             files = await self._files.session(account, "sftp", address)
         except ApplianceError as e:
             raise AuthenticationFailed(e.message) from None
-        return IConchUser, SftpUser(files, self._settings), lambda: None
+        return IConchUser, SftpUser(files, self._settings, self._pacer), lambda: None
 
 
 def sftp_portal(core) -> Portal:
-    return Portal(FilesRealm(core.files, core.settings.sftp), [CoreChecker(core.auth)])
+    return Portal(FilesRealm(core.files, core.settings.sftp, Pacer(core.reactor)), [CoreChecker(core.auth)])

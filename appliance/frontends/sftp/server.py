@@ -14,6 +14,7 @@ from __future__ import annotations
 import stat as statmod
 import struct
 import time
+from collections import deque
 
 from twisted.conch.interfaces import ISFTPFile, ISFTPServer
 from twisted.conch.ssh.common import getNS
@@ -31,6 +32,7 @@ from twisted.conch.ssh.filetransfer import (
     FXF_TRUNC,
     FXF_WRITE,
     FXP_DATA,
+    FXP_READ,
     FileTransferBase,
     FileTransferServer,
     SFTPError,
@@ -322,12 +324,66 @@ class FilesServer:
         )
 
 
+def _cost(kind: int, data: bytes) -> int:
+    """What a request weighs for the Pacer: a READ its length, others their size."""
+    if kind == FXP_READ and len(data) >= 8:
+        (size,) = _U32.unpack_from(data, 4)
+        if len(data) >= 20 + size:
+            return min(_READ.unpack_from(data, 8 + size)[1], MAX_READ)
+    return len(data)
+
+
+class Pacer:
+    """Bounds the SFTP work one reactor turn does across every session.
+
+    An SFTP client keeps dozens of reads in flight; with hundreds of sessions, a turn
+    that answered every request it read would carry hundreds of MiB and keep the HTTP
+    API (and new sign-ins) waiting for seconds. Sessions draw on `budget` bytes per
+    turn (a READ costs its length, a WRITE its data, anything else a little); a
+    session that finds the budget spent keeps its requests, in order, and is resumed
+    first in the next turn, before sessions that have not waited."""
+
+    MIN_COST = 1024
+
+    def __init__(self, reactor, budget: int = 256 << 10):
+        self._reactor = reactor
+        self._budget = budget
+        self._spent = 0
+        self._turn_pending = False
+        self._waiting: deque[SftpProtocol] = deque()
+
+    def spend(self, cost: int) -> bool:
+        """Count `cost` against this turn; False once the turn's budget is spent."""
+        if not self._turn_pending:
+            self._turn_pending = True
+            self._reactor.callLater(0, self._next_turn)
+        self._spent += max(cost, self.MIN_COST)
+        return self._spent < self._budget
+
+    def exhausted(self) -> bool:
+        return self._spent >= self._budget or bool(self._waiting)
+
+    def wait(self, protocol: SftpProtocol) -> None:
+        self._waiting.append(protocol)
+
+    def _next_turn(self) -> None:
+        self._turn_pending = False
+        self._spent = 0
+        waiting, self._waiting = self._waiting, deque()
+        while waiting:
+            protocol = waiting.popleft()
+            protocol.resume()
+            if self._spent >= self._budget:
+                self._waiting = deque([*waiting, *self._waiting])  # the rest first, next turn
+                break
+
+
 class SftpProtocol(FileTransferServer):
     """The SFTP packet loop for one session channel."""
 
     STATUS_EXTENSIONS = (b"posix-rename@openssh.com",)  # answered with a status, not a reply
 
-    def __init__(self, server: FilesServer):
+    def __init__(self, server: FilesServer, pacer: Pacer | None = None):
         # FileTransferServer.__init__ would adapt an avatar through the global
         # component registry; the server is handed in instead.
         FileTransferBase.__init__(self)
@@ -335,11 +391,29 @@ class SftpProtocol(FileTransferServer):
         self.openFiles = {}
         self.openDirs = {}
         self.buf = bytearray()
+        self._pacer = pacer
+        self._paced = False  # waiting for the pacer's next turn, requests kept in self.buf
 
     def dataReceived(self, data):
         self.buf += data
+        if self._paced:
+            return  # requests already waiting go first: these wait behind them
+        if self._pacer is not None and self._pacer.exhausted():
+            self._paced = True
+            self._pacer.wait(self)
+            return
+        self._work()
+
+    def resume(self) -> None:
+        """The pacer's turn: carry on with the requests kept back."""
+        self._paced = False
+        if self.connected:
+            self._work()
+
+    def _work(self) -> None:
         buf = self.buf
         start = 0
+        pacer = self._pacer
         while len(buf) - start >= 9:
             length, kind = struct.unpack_from("!LB", buf, start)
             if length > MAX_PACKET or length < 1:  # an empty packet has not even a type
@@ -352,6 +426,11 @@ class SftpProtocol(FileTransferServer):
             data = bytes(buf[start + 5 : start + 4 + length])
             start += 4 + length
             self._dispatch(kind, data)
+            if pacer is not None and not pacer.spend(_cost(kind, data)):
+                if len(buf) - start >= 9:
+                    self._paced = True
+                    pacer.wait(self)
+                break
         del buf[:start]
 
     def _dispatch(self, kind: int, data: bytes) -> None:
