@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import ssl
 import subprocess
 import urllib.request
@@ -112,17 +113,44 @@ def test_the_appliance_user_serves_the_console(chroot):
     assert owners == [], owners
 
 
-def test_an_upgrade_keeps_the_data_and_the_config(chroot):
-    """dpkg installing over itself takes the upgrade path of the maintainer scripts
-    (prerm upgrade, postinst configure OLD-VERSION); the data dir, the edited
-    conffile and the organisation survive, and the daemon's checks pass."""
+def test_an_upgrade_backs_up_and_migrates_the_database(chroot):
+    """dpkg installing over the installed package takes the upgrade path of the
+    maintainer scripts (prerm upgrade, postinst configure OLD-VERSION). The database
+    is first put back to the previous release's schema (version 4: no daily count
+    tables), as an older package would have left it; the new code then copies it
+    aside and migrates it. The data, the edited conffile and the checks survive."""
     config = chroot.root / "etc/appliance/appliance.toml"
     config.write_text(config.read_text() + "\n# edited by the admin\n")
-    before = (chroot.root / "var/lib/appliance/appliance.db").read_bytes()
+    database = chroot.root / "var/lib/appliance/appliance.db"
+    old = sqlite3.connect(database)
+    with old:
+        for (name,) in old.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%log_daily%'"):
+            old.execute(f"DROP TRIGGER {name}")
+        old.execute("DROP TABLE log_daily")
+        old.execute("DROP TABLE transfer_daily")
+    old.execute("PRAGMA user_version = 4")
+    sign_ins = old.execute("SELECT count(*) FROM logs").fetchone()[0]
+    old.close()
+    owner = database.stat()
+    for path in database.parent.glob("appliance.db*"):  # a -wal or -shm made here must stay the appliance's
+        os.chown(path, owner.st_uid, owner.st_gid)
+
     deb = next((chroot.root / "tmp").glob("appliance_*.deb"))
     chroot("dpkg", "--force-confold", "--install", f"/tmp/{deb.name}", timeout=300)
     assert "# edited by the admin" in config.read_text()
-    assert (chroot.root / "var/lib/appliance/appliance.db").read_bytes() == before
+    chroot("env", "APPLIANCE_SECURITY_BCRYPT_ROUNDS=4", *AS_APPLIANCE, "appliance", "reset-password", "admin",
+           "--config", "/etc/appliance/appliance.toml", "--password-stdin",
+           input=ADMIN_PASSWORD + "\n", timeout=120)  # fmt: skip
+
+    saved = sqlite3.connect(database.with_name("appliance.db.v4.bak"))
+    assert saved.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert saved.execute("SELECT count(*) FROM logs").fetchone()[0] == sign_ins
+    saved.close()
+    upgraded = sqlite3.connect(database)
+    assert upgraded.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert upgraded.execute("SELECT sum(n) FROM log_daily").fetchone()[0] >= sign_ins  # backfilled, then counting
+    assert upgraded.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    upgraded.close()
     checked = chroot(*AS_APPLIANCE, "appliance", "check", "--config", "/etc/appliance/appliance.toml", timeout=120)
     assert checked.returncode == 0
 
