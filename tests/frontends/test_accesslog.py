@@ -40,3 +40,22 @@ def test_a_download_whose_client_hangs_up_at_once_is_logged(daemon):
     while daemon.output().count('"GET /api/portal/files/download/?path=/logged.bin HTTP/1.1" 200') < 5:
         assert time.monotonic() < deadline, "a finished download has no access-log line"
         time.sleep(0.05)
+
+
+def test_each_line_names_the_request_id_and_the_signed_in_user(daemon):
+    import time
+
+    from ..api_client import signed_in
+    from ..helpers import ADMIN_PASSWORD
+
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    mine = api.get("dashboard/information/", headers={"X-Request-Id": "job-42.a"})
+    assert mine.status == 200 and mine.headers["x-request-id"] == "job-42.a"
+    made = api.get("dashboard/information/", headers={"X-Request-Id": "bad id\tinjected"})
+    rid = made.headers["x-request-id"]
+    assert len(rid) == 16 and rid != "bad id\tinjected"
+    deadline = time.monotonic() + 10
+    while "rid=job-42.a user=acme/admin" not in daemon.output() or f"rid={rid} user=acme/admin" not in daemon.output():
+        assert time.monotonic() < deadline, daemon.output()[-2000:]
+        time.sleep(0.05)
+    assert "injected" not in daemon.output()

@@ -1,7 +1,9 @@
 """The HTTP access log (one line per request, to journald): the combined log
 format with the secrets URLs can carry masked, in the request line and in the
 Referer alike: share-link tokens, ?token= and ?access= values, and the token of a
-password-reset link (/auth/{uid}/{token})."""
+password-reset link (/auth/{uid}/{token}); then the request's id (the X-Request-Id
+header of the reply, the caller's own when it sent a sane one) and the signed-in
+user as organisation/username ("-" when none)."""
 
 from __future__ import annotations
 
@@ -24,5 +26,8 @@ def mask_secrets(text: str) -> str:
 
 @provider(IAccessLogFormatter)
 def access_log_line(timestamp, request) -> str:
-    """The combined log format, with secrets masked."""
-    return mask_secrets(combinedLogFormatter(timestamp, request))
+    """The combined log format, with secrets masked, then `rid=ID user=ORG/NAME`."""
+    line = mask_secrets(combinedLogFormatter(timestamp, request))
+    rid = getattr(request, "request_id", "-")
+    user = getattr(request, "signed_in", "-")
+    return f"{line} rid={rid} user={user}"

@@ -4,6 +4,8 @@ one mapping of domain errors to the console-spec's JSON error replies."""
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from datetime import UTC, datetime
 
 from klein import Klein
@@ -45,6 +47,9 @@ class NotAuthenticated(ApplianceError):
     """No credentials at all (401 without the token_not_valid code)."""
 
 
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a caller's X-Request-Id is kept if it looks like one
+
+
 class ApplianceRequest(Request):
     """Every reply carries the security headers (HSTS too, over TLS)."""
 
@@ -53,7 +58,13 @@ class ApplianceRequest(Request):
             value = b"Appliance"  # not the server library and its version
         super().setHeader(name, value)
 
+    request_id = "-"
+    signed_in = "-"  # organisation/username once authenticate() knows the caller
+
     def process(self):
+        given = (self.getHeader(b"x-request-id") or b"")[:64].decode("latin-1")
+        self.request_id = given if _REQUEST_ID.fullmatch(given) else secrets.token_hex(8)
+        self.setHeader(b"x-request-id", self.request_id.encode())
         for name, value in SECURITY_HEADERS.items():
             self.setHeader(name, value)
         if self.isSecure():
@@ -160,6 +171,7 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
         raise PermissionDenied(refusal)
     if admin and not account.profile.is_admin:
         raise PermissionDenied(NOT_ALLOWED)
+    request.signed_in = f"{account.organisation.subdomain}/{account.profile.username}"
     return account
 
 
