@@ -326,7 +326,7 @@ class SourceAdmin:
             else:
                 secret = config["secret_key"]
         elif stored.get("secret_key_encrypted"):
-            secret = s3.open(stored["secret_key_encrypted"])
+            secret = s3.open(stored["secret_key_encrypted"], "secret key of this source")
         else:
             errors.append("Give the access key's secret as config.secret_key.")
         if errors:

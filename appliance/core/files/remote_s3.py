@@ -40,6 +40,7 @@ from twisted.python.failure import Failure
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
 from .quota import Limits
+from .sealed import SealedSecrets
 from .tree import TEMP_PREFIX, Entry, has_control, virtual
 
 log = Logger()
@@ -758,32 +759,16 @@ class S3Sources:
 
     def __init__(self, reactor, threads, secrets, allow_loopback: bool):
         self._threads = threads
-        self._secrets = secrets
+        self._sealed = SealedSecrets(secrets)
+        self.seal = self._sealed.seal
+        self.open = self._sealed.open
         self.allow_loopback = allow_loopback
         self._clients: dict[int, S3Client] = {}
         reactor.addSystemEventTrigger("before", "shutdown", self.close)
 
-    def seal(self, secret: str) -> str:
-        return self._secrets.encrypt(secret)
-
-    def open(self, sealed: str) -> str:
-        try:
-            return self._secrets.decrypt(sealed)
-        except Exception:  # noqa: BLE001 - a replaced secrets.key
-            raise Unavailable(
-                "The stored secret key of this source cannot be decrypted (was the data dir's secrets.key "
-                "replaced?): enter it again."
-            ) from None
-
     def bucket(self, source, config: dict | None = None) -> Bucket:
         config = source.config if config is None else config
-        try:
-            secret = self._secrets.decrypt(config["secret_key_encrypted"]) if config.get("secret_key_encrypted") else ""
-        except Exception:  # noqa: BLE001
-            raise Unavailable(
-                f"The stored secret key of the source {source.name!r} cannot be decrypted (was the data dir's "
-                "secrets.key replaced?). An administrator must enter it again."
-            ) from None
+        secret = self._sealed.open_field(config, "secret_key_encrypted", f"secret key of the source {source.name!r}")
         region = config.get("region") or "us-east-1"
         return Bucket(
             endpoint=config.get("endpoint") or aws_endpoint(region),

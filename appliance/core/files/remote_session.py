@@ -156,29 +156,13 @@ class RemoteFileSession(FileSession):
                 raise
         return writer
 
-    async def check_upload(
-        self, path: str, *, overwrite: bool, size: int | None = None, reserved: int = 0
-    ) -> int | None:
-        parts = split_path(path)
-        if not parts:
-            raise Invalid("/ is a folder.")
+    async def _replaced_size(self, parts: list[str]) -> int | None:
         attrs = await self.tree.attrs(parts, follow=False)
-        if attrs is not None:
-            if stat.S_ISDIR(attrs.get("permissions", 0)):
-                raise Invalid(f"{virtual(parts)} is a folder.")
-            if not overwrite:
-                raise AlreadyExists(f"{virtual(parts)} already exists.")
-            self._require("overwrite", virtual(parts))
-            replaced = attrs.get("size", 0)
-        else:
-            self._require("upload", virtual(parts))
-            replaced = None
-            if size is not None:
-                self.limits.check_new_file()
-        if size is not None:  # a check only: the bytes are not pending in this session
-            self.limits.grow(size + reserved, replaced or 0)
-            self.limits.release(size + reserved)
-        return replaced
+        if attrs is None:
+            return None
+        if stat.S_ISDIR(attrs.get("permissions", 0)):
+            raise Invalid(f"{virtual(parts)} is a folder.")
+        return attrs.get("size", 0)
 
     # -- changes --------------------------------------------------------------------
 

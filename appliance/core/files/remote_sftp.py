@@ -29,6 +29,7 @@ from twisted.python.failure import Failure
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
 from .quota import Limits
+from .sealed import SealedSecrets
 from .tree import TEMP_PREFIX, Entry, has_control, virtual
 
 log = Logger()
@@ -850,35 +851,19 @@ class RemoteSources:
     def __init__(self, reactor, threads, secrets, allow_loopback: bool):
         self._reactor = reactor
         self._threads = threads
-        self._secrets = secrets
+        self._sealed = SealedSecrets(secrets)
+        self.seal = self._sealed.seal
+        self.open = self._sealed.open
         self.allow_loopback = allow_loopback
         self._pools: dict[int, SftpPool] = {}
         reactor.addSystemEventTrigger("before", "shutdown", self.close)
 
-    def seal(self, secret: str) -> str:
-        """A secret as stored in a source's config (encrypted with the data dir's key)."""
-        return self._secrets.encrypt(secret)
-
-    def open(self, sealed: str) -> str:
-        try:
-            return self._secrets.decrypt(sealed)
-        except Exception:  # noqa: BLE001 - a replaced secrets.key
-            raise Unavailable(
-                "The stored credentials of this source cannot be decrypted (was the data dir's secrets.key "
-                "replaced?): enter them again."
-            ) from None
-
     def remote(self, source, config: dict | None = None) -> Remote:
         """The source's connection settings, secrets decrypted."""
         config = source.config if config is None else config
-        try:
-            password = self._secrets.decrypt(config["password_encrypted"]) if config.get("password_encrypted") else ""
-            key = self._secrets.decrypt(config["private_key_encrypted"]) if config.get("private_key_encrypted") else ""
-        except Exception:  # noqa: BLE001 - a replaced secrets.key
-            raise Unavailable(
-                f"The stored credentials of the source {source.name!r} cannot be decrypted (was the data dir's "
-                "secrets.key replaced?). An administrator must enter them again."
-            ) from None
+        what = f"credentials of the source {source.name!r}"
+        password = self._sealed.open_field(config, "password_encrypted", what)
+        key = self._sealed.open_field(config, "private_key_encrypted", what)
         return Remote(
             host=config.get("host", ""),
             port=int(config.get("port", 22)),

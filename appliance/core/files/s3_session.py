@@ -116,25 +116,9 @@ class S3FileSession(FileSession):
                 raise
         return writer
 
-    async def check_upload(
-        self, path: str, *, overwrite: bool, size: int | None = None, reserved: int = 0
-    ) -> int | None:
-        parts = split_path(path)
+    async def _replaced_size(self, parts: list[str]) -> int | None:
         found = await self._target(parts)
-        if found is not None:
-            if not overwrite:
-                raise AlreadyExists(f"{virtual(parts)} already exists.")
-            self._require("overwrite", virtual(parts))
-            replaced = int(found[1].get("ContentLength", 0))
-        else:
-            self._require("upload", virtual(parts))
-            replaced = None
-            if size is not None:
-                self.limits.check_new_file()
-        if size is not None:  # a check only: the bytes are not pending in this session
-            self.limits.grow(size + reserved, replaced or 0)
-            self.limits.release(size + reserved)
-        return replaced
+        return int(found[1].get("ContentLength", 0)) if found is not None else None
 
     # -- changes --------------------------------------------------------------------
 

@@ -381,10 +381,8 @@ class FileSession:
         parts = split_path(path)
         if not parts:
             raise Invalid("/ is a folder.")
-        st = await self._threads.work(self._target_stat, parts)
-        if st is not None:
-            if stat.S_ISDIR(st.st_mode):
-                raise Invalid(f"{virtual(parts)} is a folder.")
+        replaced = await self._replaced_size(parts)
+        if replaced is not None:
             if not overwrite:
                 raise AlreadyExists(f"{virtual(parts)} already exists.")
             self._require("overwrite", virtual(parts))
@@ -392,11 +390,20 @@ class FileSession:
             self._require("upload", virtual(parts))
             if size is not None:
                 self.limits.check_new_file()
-        replaced = st.st_size if st is not None else None
         if size is not None:  # a check only: the bytes are not pending in this session
             self.limits.grow(size + reserved, replaced or 0)
             self.limits.release(size + reserved)
         return replaced
+
+    async def _replaced_size(self, parts: list[str]) -> int | None:
+        """The size of the file an upload to `parts` would replace (None: nothing there);
+        a folder there is refused. Each kind of source finds it its own way."""
+        st = await self._threads.work(self._target_stat, parts)
+        if st is None:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            raise Invalid(f"{virtual(parts)} is a folder.")
+        return st.st_size
 
     def _target_stat(self, parts: list[str]) -> os.stat_result | None:
         with self.tree.locate(parts) as location:
