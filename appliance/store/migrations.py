@@ -259,4 +259,19 @@ MIGRATIONS: list[str] = [
             ON CONFLICT (org_id, day, protocol, profile_id) DO UPDATE SET n = n + 1;
     END;
     """,
+    # 6: sign-ins with an OAuth2 provider in progress for sources (authorization code
+    # with PKCE): one row per `state` handed to an admin's browser, used once, for 10 minutes
+    """
+    CREATE TABLE source_sign_ins (
+        state_hash TEXT PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+        code_verifier TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX source_sign_ins_expires ON source_sign_ins(expires_at);
+    """,
 ]

@@ -77,6 +77,9 @@ class Bucket:
     path_style: bool
     verify_tls: bool
     allow_loopback: bool
+    # a source that signs in with OpenID Connect: its WebIdentity (s3_credentials.py), whose
+    # temporary keys replace access_key/secret_key
+    credentials: object = None
 
     @property
     def name(self) -> str:
@@ -191,14 +194,11 @@ def _make_client(bucket: Bucket):
 
         warnings.filterwarnings("ignore", category=InsecureRequestWarning)
     session = botocore.session.Session()
-    return session.create_client(
-        "s3",
-        endpoint_url=bucket.endpoint,
-        aws_access_key_id=bucket.access_key,
-        aws_secret_access_key=bucket.secret_key,
-        verify=bucket.verify_tls,
-        config=config,
-    )
+    keys = {"aws_access_key_id": bucket.access_key, "aws_secret_access_key": bucket.secret_key}
+    if bucket.credentials is not None:  # temporary keys of a sign-in, fetched on first use and before they expire
+        bucket.credentials.install(session)
+        keys = {}
+    return session.create_client("s3", endpoint_url=bucket.endpoint, verify=bucket.verify_tls, config=config, **keys)
 
 
 class S3Client:
@@ -757,8 +757,9 @@ class S3Writer:
 class S3Sources:
     """One client per S3 source, made on first use and replaced when its config changes."""
 
-    def __init__(self, reactor, threads, secrets, allow_loopback: bool):
+    def __init__(self, reactor, threads, secrets, allow_loopback: bool, identities=None):
         self._threads = threads
+        self.identities = identities  # WebIdentities (s3_credentials.py): sources that sign in with OpenID Connect
         self._sealed = SealedSecrets(secrets)
         self.seal = self._sealed.seal
         self.open = self._sealed.open
@@ -768,10 +769,17 @@ class S3Sources:
 
     def bucket(self, source, config: dict | None = None) -> Bucket:
         config = source.config if config is None else config
-        secret = self._sealed.open_field(config, "secret_key_encrypted", f"secret key of the source {source.name!r}")
         region = config.get("region") or "us-east-1"
+        endpoint = config.get("endpoint") or aws_endpoint(region)
+        identity, secret = None, ""
+        if config.get("auth") == "oauth2":
+            verify = bool(config.get("verify_tls", True))
+            identity = self.identities.identity(source, config, endpoint, region, verify)
+        else:
+            what = f"secret key of the source {source.name!r}"
+            secret = self._sealed.open_field(config, "secret_key_encrypted", what)
         return Bucket(
-            endpoint=config.get("endpoint") or aws_endpoint(region),
+            endpoint=endpoint,
             region=region,
             bucket=config.get("bucket", ""),
             prefix=config.get("prefix", ""),
@@ -780,6 +788,7 @@ class S3Sources:
             path_style=bool(config.get("path_style", False)),
             verify_tls=bool(config.get("verify_tls", True)),
             allow_loopback=self.allow_loopback,
+            credentials=identity,
         )
 
     def client(self, source) -> S3Client:
