@@ -22,13 +22,14 @@ from dataclasses import dataclass
 
 from twisted.conch.ssh import channel, common, connection, filetransfer, keys, transport, userauth
 from twisted.internet import defer, error, protocol
-from twisted.internet.defer import Deferred, DeferredLock
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
 from .quota import Limits
+from .remote_io import RemoteDownload, RemoteUpload
 from .sealed import SealedSecrets
 from .tree import TEMP_PREFIX, Entry, has_control, virtual
 
@@ -518,21 +519,15 @@ class RemoteTree:
         return await self.call(where or virtual(parts), parts, "openFile", _encode(self.path(parts)), flags, attrs)
 
 
-class RemoteReader:
+class RemoteReader(RemoteDownload):
     """A remote file read at offsets: READ_AHEAD blocks requested ahead, replies in request order."""
 
     def __init__(self, handle, path: str, size: int, remote: Remote, on_close: Callable[[int], Awaitable[None]]):
+        super().__init__(path, size, on_close)
         self._handle = handle
-        self.path = path
-        self.size = size
         self._remote = remote
-        self._on_close = on_close
         self._blocks: dict[int, object] = {}  # index -> Deferred (in flight), bytes or Failure
         self._arrivals: dict[int, Deferred] = {}  # the read waiting for a block
-        self._lock = DeferredLock()  # reads answer in the order they came
-        self.bytes_read = 0
-        self.reads = 0
-        self._closed = False
 
     def _request(self, index: int) -> None:
         if index in self._blocks or index * BLOCK >= self.size:
@@ -563,20 +558,6 @@ class RemoteReader:
                 return b""
             raise remote_error(value.value, self.path, self._remote)
         return value
-
-    async def read(self, offset: int, length: int) -> bytes:
-        if self._closed:
-            raise Invalid("The file is closed.")
-        if offset < 0 or length < 0:
-            raise Invalid("A negative offset or length.")
-        self.reads += 1
-        await self._lock.acquire()
-        try:
-            data = await self._read(offset, length)
-        finally:
-            self._lock.release()
-        self.bytes_read += len(data)
-        return data
 
     async def _read(self, offset: int, length: int) -> bytes:
         if length == 0:
@@ -618,19 +599,15 @@ class RemoteReader:
             length -= len(chunk)
         return b"".join(out)
 
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+    async def _release(self) -> None:
         self._blocks.clear()
         try:
             await self._handle.close()
         except Exception:  # noqa: BLE001 - a read handle's close cannot lose data
             pass
-        await self._on_close(self.bytes_read)
 
 
-class RemoteWriter:
+class RemoteWriter(RemoteUpload):
     """An upload to a temporary name beside the target; `commit` renames it into place."""
 
     def __init__(
@@ -647,51 +624,17 @@ class RemoteWriter:
         registry: set,
         no_replace: bool = False,
     ):
+        super().__init__(parts, start_size, limits, replaced, commit, registry, no_replace)
         self._tree = tree
-        self._parts = parts
         self._temp_parts = temp_parts
         self._handle = handle
         self._client = client
-        self.size = start_size
-        self._limits = limits
-        self.replaced = replaced
-        self._commit = commit
-        self._registry = registry
-        registry.add(self)
-        self._no_replace = no_replace
         self._in_flight = 0
-        self._room: list[Deferred] = []  # callers waiting for fewer bytes in flight
         self._drained: list[Deferred] = []  # waiting for none in flight
-        self._error: ApplianceError | None = None
-        self._done = False
-        self.times: tuple[float, float] | None = None
-        self.bytes_written = 0
-
-    @property
-    def path(self) -> str:
-        return virtual(self._parts)
-
-    async def write(self, offset: int, data: bytes) -> None:
-        pending = self.write_nowait(offset, data)
-        if pending is not None:
-            await pending
 
     def write_nowait(self, offset: int, data: bytes) -> Deferred | None:
-        if self._done:
-            raise Invalid("The upload is already finished.")
-        if self._error is not None:
-            raise self._error
-        if offset < 0:
-            self._error = Invalid("A negative offset or length.")
-            raise self._error
-        end = offset + len(data)
-        if end > self.size:
-            try:
-                self._limits.grow(end - self.size, self.replaced or 0)
-            except ApplianceError as e:
-                self._error = e
-                raise
-            self.size = end
+        self._check_write(offset)
+        self._grow_to(offset + len(data))
         self.bytes_written += len(data)
         data = bytes(data)
         for start in range(0, len(data), BLOCK):
@@ -701,74 +644,46 @@ class RemoteWriter:
             d.addBoth(self._written, len(piece))
         if self._in_flight < WRITE_WINDOW:
             return None
-        waiter: Deferred = Deferred()
-        self._room.append(waiter)
-        return waiter
+        return self._wait_for_room()
 
     def _written(self, result, length: int) -> None:
         self._in_flight -= length
         if isinstance(result, Failure) and self._error is None:
             self._error = remote_error(result.value, self.path, self._tree.remote)
         if self._error is not None or self._in_flight < WRITE_WINDOW // 2:
-            waiters, self._room = self._room, []
-            for w in waiters:
-                if self._error is not None:
-                    w.errback(self._error)
-                else:
-                    w.callback(None)
+            self._wake()
         if self._in_flight == 0:
             waiters, self._drained = self._drained, []
             for w in waiters:
                 w.callback(None)
 
-    async def _drain(self) -> None:
+    async def _settle(self) -> None:
         if self._in_flight:
             waiter: Deferred = Deferred()
             self._drained.append(waiter)
             await waiter
 
-    def set_times(self, atime: float, mtime: float) -> None:
-        self.times = (atime, mtime)
-
-    async def sync(self) -> None:
-        """Wait for the writes sent so far (and fsync where the server offers it)."""
-        if self._done or self._error is not None:
-            return
-        await self._drain()
+    async def _durable(self) -> None:
         if self._error is None and b"fsync@openssh.com" in self._client.extensions:
             try:
                 await self._client.extendedRequest(b"fsync@openssh.com", self._handle.handle)
             except Exception as e:  # noqa: BLE001 - kept for commit to report
                 self._error = remote_error(e, self.path, self._tree.remote)
 
-    async def commit(self) -> None:
-        if self._done:
-            return
+    async def _finish(self) -> None:
         try:
-            await self._drain()
-            if self._error is not None:
-                raise self._error
+            await self._handle.close()
+        except Exception as e:  # noqa: BLE001
+            raise remote_error(e, self.path, self._tree.remote) from None
+        self._handle = None
+        temp = _encode(self._tree.path(self._temp_parts))
+        final = _encode(self._tree.path(self._parts))
+        if self.times is not None:
             try:
-                await self._handle.close()
-            except Exception as e:  # noqa: BLE001
-                raise remote_error(e, self.path, self._tree.remote) from None
-            self._handle = None
-            temp = _encode(self._tree.path(self._temp_parts))
-            final = _encode(self._tree.path(self._parts))
-            if self.times is not None:
-                try:
-                    await self._client.setAttrs(temp, {"atime": int(self.times[0]), "mtime": int(self.times[1])})
-                except Exception:  # noqa: BLE001 - times are best effort
-                    pass
-            await self._rename_into_place(temp, final)
-        except BaseException:
-            await self.abort()
-            raise
-        self._done = True
-        self._registry.discard(self)
-        self._limits.release(self.size)
-        self._limits.committed(self.size, self.replaced)
-        await self._commit(self)
+                await self._client.setAttrs(temp, {"atime": int(self.times[0]), "mtime": int(self.times[1])})
+            except Exception:  # noqa: BLE001 - times are best effort
+                pass
+        await self._rename_into_place(temp, final)
 
     async def _rename_into_place(self, temp: bytes, final: bytes) -> None:
         try:
@@ -784,14 +699,9 @@ class RemoteWriter:
         except Exception as e:  # noqa: BLE001
             raise remote_error(e, self.path, self._tree.remote) from None
 
-    async def abort(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        self._registry.discard(self)
-        self._limits.release(self.size)
+    async def _drop(self) -> None:
         try:
-            await self._drain()
+            await self._settle()
         except Exception:  # noqa: BLE001
             pass
         try:

@@ -1,0 +1,194 @@
+"""What downloads and uploads on remote sources (remote SFTP, S3) share, written once:
+the refusals, the quota bookkeeping, the callers waiting for room, and the shape of
+commit and abort. Each backend (remote_sftp.py, remote_s3.py) says only how bytes
+travel: how a read is answered, how writes are sent and settled, how a finished
+upload is made visible (SFTP: a rename of the temporary name; S3: the multipart
+upload completed) and how an unfinished one is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from twisted.internet.defer import Deferred, DeferredLock
+
+from ...errors import ApplianceError, Invalid
+from .quota import Limits
+from .tree import virtual
+
+
+class RemoteDownload:
+    """A remote file read at offsets: reads answered one at a time, in the order they came."""
+
+    def __init__(self, path: str, size: int, on_close: Callable[[int], Awaitable[None]]):
+        self.path = path
+        self.size = size
+        self._on_close = on_close
+        self._lock = DeferredLock()  # reads answer in the order they came
+        self.bytes_read = 0
+        self.reads = 0
+        self._closed = False
+
+    async def read(self, offset: int, length: int) -> bytes:
+        if self._closed:
+            raise Invalid("The file is closed.")
+        if offset < 0 or length < 0:
+            raise Invalid("A negative offset or length.")
+        self.reads += 1
+        await self._lock.acquire()
+        try:
+            data = await self._read(offset, length)
+        finally:
+            self._lock.release()
+        self.bytes_read += len(data)
+        return data
+
+    async def _read(self, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._release()
+        await self._on_close(self.bytes_read)
+
+    async def _release(self) -> None:
+        """Drop what is read ahead and the backend's handle (a read handle's close loses nothing)."""
+
+
+class RemoteUpload:
+    """An upload to a remote source: nothing shows under its name until `commit`,
+    `abort` leaves nothing. A refused write (quota, bad offset) or a failed send is
+    kept in `_error`: later writes raise it and commit drops the upload."""
+
+    def __init__(
+        self,
+        parts: list[str],
+        start_size: int,
+        limits: Limits,
+        replaced: int | None,
+        commit: Callable[..., Awaitable[None]],
+        registry: set,
+        no_replace: bool,
+    ):
+        self._parts = parts
+        self.size = start_size  # logical size: the highest byte written so far
+        self._limits = limits
+        self.replaced = replaced  # size of the file this upload replaces, None if new
+        self._commit = commit
+        self._registry = registry
+        registry.add(self)
+        self._no_replace = no_replace  # an exclusive upload: never replaces a file made meanwhile
+        self._room: list[Deferred] = []  # callers waiting for the backend to take more
+        self._error: ApplianceError | None = None
+        self._done = False
+        self.times: tuple[float, float] | None = None
+        self.bytes_written = 0
+
+    @property
+    def path(self) -> str:
+        return virtual(self._parts)
+
+    async def write(self, offset: int, data: bytes) -> None:
+        pending = self.write_nowait(offset, data)
+        if pending is not None:
+            await pending
+
+    def write_nowait(self, offset: int, data: bytes) -> Deferred | None:
+        """`write` for callers on a hot path: None when the bytes were taken, else a
+        Deferred that fires when there is room again. Refusals raise at once."""
+        raise NotImplementedError
+
+    def _check_write(self, offset: int) -> None:
+        """Refuse a write to a finished or failed upload, or at a negative offset."""
+        if self._done:
+            raise Invalid("The upload is already finished.")
+        if self._error is not None:
+            raise self._error
+        if offset < 0:
+            self._error = Invalid("A negative offset or length.")
+            raise self._error
+
+    def _grow_to(self, end: int) -> None:
+        """Count bytes up to `end` against the quota (a refusal fails the upload)."""
+        if end > self.size:
+            try:
+                self._limits.grow(end - self.size, self.replaced or 0)
+            except ApplianceError as e:
+                self._error = e
+                raise
+            self.size = end
+
+    def _wait_for_room(self) -> Deferred:
+        waiter: Deferred = Deferred()
+        self._room.append(waiter)
+        return waiter
+
+    def _wake(self) -> None:
+        """Let the callers waiting for room go on (or fail them with the upload's error)."""
+        waiters, self._room = self._room, []
+        for w in waiters:
+            if self._error is not None:
+                w.errback(self._error)
+            else:
+                w.callback(None)
+
+    def set_times(self, atime: float, mtime: float) -> None:
+        """Times to stamp on the file when it is committed, where the backend keeps them."""
+        self.times = (atime, mtime)
+
+    async def _settle(self) -> None:
+        """Wait for what was sent so far."""
+        raise NotImplementedError
+
+    async def sync(self) -> None:
+        """Wait for the writes sent so far (made durable where the backend can); nothing shows yet."""
+        if self._done or self._error is not None:
+            return
+        await self._settle()
+        await self._durable()
+
+    async def _durable(self) -> None:
+        """After a sync's settle: make what was sent durable, where the backend offers it."""
+
+    async def commit(self) -> None:
+        """Settle, make the upload visible under its name, and record it."""
+        if self._done:
+            return
+        try:
+            await self._settle()
+            if self._error is not None:
+                raise self._error
+            await self._finish()
+        except BaseException as e:
+            await self.abort()
+            refused = self._refusal(e)
+            if refused is not None:
+                raise refused from None
+            raise
+        self._done = True
+        self._registry.discard(self)
+        self._limits.release(self.size)
+        self._limits.committed(self.size, self.replaced)
+        await self._commit(self)
+
+    async def _finish(self) -> None:
+        """Make the settled upload visible under its name (atomically)."""
+        raise NotImplementedError
+
+    def _refusal(self, error: BaseException) -> ApplianceError | None:
+        """The error a failed commit is reported as, when the backend words it better."""
+        return None
+
+    async def abort(self) -> None:
+        """Drop the upload: nothing is left on the remote, its name is untouched."""
+        if self._done:
+            return
+        self._done = True
+        self._registry.discard(self)
+        self._limits.release(self.size)
+        await self._drop()
+
+    async def _drop(self) -> None:
+        raise NotImplementedError
