@@ -139,6 +139,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
             max_size=settings.uploads.resumable_max_size,
             expire_after=settings.uploads.resumable_expire_hours * 3600,
             sweep_interval=settings.uploads.resumable_sweep_seconds,
+            staging_dir=data_dir.path / "uploads" / "staging",
         ),
         storage=StorageUsage(store, threads, files, reactor),
         tls=ReloadableTLS(

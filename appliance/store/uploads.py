@@ -22,7 +22,7 @@ class UploadRow:
     source_id: int
     home: str  # the profile's home when the upload began (the tree `path` is in)
     path: str  # the target's virtual path inside that home
-    temp_name: str  # the partial file's name, in the target's folder
+    temp_name: str  # the partial file's name, in the target's folder; "staged:<id>" on the appliance's disk
     length: int
     offset: int
     metadata: dict
@@ -88,3 +88,9 @@ def temp_names(db: sqlite_utils.Database, source_id: int) -> set[str]:
 def reserved_bytes(db: sqlite_utils.Database, profile_id: int) -> int:
     """The full lengths of a profile's uploads in progress (held against its quota)."""
     return db.execute("SELECT coalesce(sum(length), 0) FROM uploads WHERE profile_id = ?", [profile_id]).fetchone()[0]
+
+
+def temp_names_staged(db: sqlite_utils.Database) -> set[str]:
+    """The temp_names of uploads staged on the appliance's disk (to remote sources): the
+    start-up sweep of the staging folder keeps these."""
+    return {r["temp_name"] for r in db.query("SELECT temp_name FROM uploads WHERE temp_name LIKE 'staged:%'")}

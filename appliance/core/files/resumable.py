@@ -15,6 +15,29 @@ renamed into place (never over an existing file unless overwrite was asked), one
 audit row is written and the upload's row is removed. Uploads left untouched for
 `expire_after` seconds are removed by a periodic job; partial files without a row
 (a crash between creating one and recording it) are removed at start-up.
+
+Remote sources (S3, remote SFTP: `files.remote`) have no folder of ours to keep a
+partial file in, so their uploads are *staged* on the appliance's own disk: the
+bytes go to `staging_dir/<upload id>` (mode 0600; the row's temp_name is STAGED +
+the id, which tells a staging from an in-tree partial without a schema change),
+with the same rules (the quota reserved at creation, offsets, expiry, the start-up
+sweep of stagings no row knows). Appends do not touch the remote at all. When the
+last byte is there, the staged file is sent through the source's own FileSession
+(`open_write` with the overwrite rule, then write/commit: the remote's atomic
+visibility, its permission and quota checks and the audit row all hold), read from
+disk a chunk at a time on the work pool, and the staging is removed.
+
+If the source refuses the file for good (it exists and overwrite was not asked, the
+permission or the quota says no), the upload is dropped, as on a local source. If
+the send fails otherwise (the remote is down, or refuses access to its folder), the
+request that brought the last byte is answered with SendFailed (503, with the
+remote's words) and the staging is kept, complete. Whatever asks about the upload
+next retries the send: tus-js-client, after a 5xx on its last PATCH, sends a HEAD,
+which sends the file and answers offset == length (it then reports success) or,
+still failing, SendFailed again, which the tus front end answers with 423 Locked,
+the one failure tus-js-client retries on a HEAD without starting the upload over.
+A PATCH of no bytes at the upload's length retries the send too. The upload
+expires as any other if it is never sent.
 """
 
 from __future__ import annotations
@@ -28,12 +51,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from twisted.internet import task
 from twisted.internet.defer import DeferredLock
 from twisted.logger import Logger
 
-from ...errors import AlreadyExists, Gone, Invalid, NotFound, PermissionDenied, Unavailable
+from ...errors import (
+    AlreadyExists,
+    ApplianceError,
+    Gone,
+    Invalid,
+    NotFound,
+    PermissionDenied,
+    QuotaExceeded,
+    Unavailable,
+)
 from ...models import Source, from_iso, to_iso
 from ...store import Store, queries
 from ...store import uploads as upload_queries
@@ -52,6 +85,9 @@ DEFAULT_SWEEP_INTERVAL = 600  # seconds between removals of expired uploads
 COPY_CHUNK = 1 << 20  # bytes per read when the body cannot be copied in the kernel
 KERNEL_CHUNK = 64 << 20  # bytes per copy_file_range call
 NO_SUCH_UPLOAD = "No such upload: it finished, was cancelled, or belongs to someone else."
+STAGED = "staged:"  # temp_name of an upload to a remote source: STAGED + id, the file staging_dir/<id>
+STAGING_MODE = 0o600
+SEND_CHUNK = 1 << 20  # bytes read from a staging per write to the remote source
 
 
 class OffsetMismatch(Invalid):
@@ -60,6 +96,11 @@ class OffsetMismatch(Invalid):
 
 class TooLarge(Invalid):
     """More bytes than the upload's length or the appliance's limit (413)."""
+
+
+class SendFailed(Unavailable):
+    """Every byte is here but the remote source did not take the file; the upload is
+    kept, complete, and asking about it again retries (503; 423 to a HEAD)."""
 
 
 class _InFlight:
@@ -95,6 +136,7 @@ class ResumableUploads:
         max_size: int = DEFAULT_MAX_SIZE,
         expire_after: float = DEFAULT_EXPIRE_AFTER,
         sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
+        staging_dir: Path | None = None,
     ):
         self._store = store
         self._threads = threads
@@ -104,6 +146,8 @@ class ResumableUploads:
         self.max_size = max_size
         self.expire_after = expire_after
         self._sweep_interval = sweep_interval
+        # uploads to remote sources wait here, on the appliance's own disk, until complete
+        self.staging_dir = Path(staging_dir) if staging_dir else Path(files._data_dir) / "uploads" / "staging"
         self._locks: dict[str, DeferredLock] = {}
         self._creating: set[str] = set()  # partial files made but not yet recorded
         self._loop: task.LoopingCall | None = None
@@ -161,10 +205,6 @@ class ResumableUploads:
         if ".." in relative.split("/"):
             raise Invalid("File names may not contain '..'.", {"filename": ["Invalid file name."]})
         files = await self._files.session(account, protocol, address)
-        if files.remote:
-            raise Unavailable(
-                "Resumable uploads are not available on remote sources yet: upload the file in one request."
-            )
         folder = files.normalise(folder or "/")
         target = files.normalise(posixpath.join(folder, relative))
         if posixpath.dirname(target) != folder:
@@ -172,13 +212,31 @@ class ResumableUploads:
         reserved = await self._store.run(upload_queries.reserved_bytes, account.profile.id)
         await files.check_upload(target, overwrite=overwrite, size=length, reserved=reserved)
         upload_id = secrets.token_hex(16)
-        temp_name = RESUMABLE_PREFIX + upload_id
         now = self._clock.seconds()
         expires = now + self.expire_after
         parts = split_path(target)
+        if files.remote:
+            temp_name = STAGED + upload_id
+            staged = self._staged_path(upload_id)
+
+            def make_partial():
+                return self._threads.work(_create_staged, str(staged), length)
+
+            def remove_partial():
+                return self._threads.work(_remove_staged, str(staged))
+
+        else:
+            temp_name = RESUMABLE_PREFIX + upload_id
+
+            def make_partial():
+                return self._threads.work(_create_partial, files.tree, parts, temp_name)
+
+            def remove_partial():
+                return self._threads.work(_remove_partial, files.tree, parts, temp_name)
+
         self._creating.add(temp_name)
         try:
-            await self._threads.work(_create_partial, files.tree, parts, temp_name)
+            await make_partial()
             try:
                 await self._store.run(
                     upload_queries.insert_upload,
@@ -198,7 +256,7 @@ class ResumableUploads:
                     },
                 )
             except BaseException:
-                await self._threads.work(_remove_partial, files.tree, parts, temp_name)
+                await remove_partial()
                 raise
         finally:
             self._creating.discard(temp_name)
@@ -213,9 +271,9 @@ class ResumableUploads:
         """The upload's offset and length (HEAD). One whose bytes had all arrived but
         that was not put in place (a crash in between) is completed now."""
         async with self.exclusive(upload_id):
-            row, files = await self._reachable(account, protocol, address, upload_id)
+            row = await self._reachable(account, upload_id)
             if row.offset >= row.length:
-                return await self._complete(account, protocol, address, files, row)
+                return await self._complete(account, protocol, address, None, row)
             return self._state(row)
 
     async def append(
@@ -235,7 +293,9 @@ class ResumableUploads:
         if not held:
             async with self.exclusive(upload_id):
                 return await self.append(account, protocol, address, upload_id, offset, body, held=True)
-        row, files = await self._reachable(account, protocol, address, upload_id)
+        row = await self._reachable(account, upload_id)
+        # a staged upload's appends need nothing of the source, which may be out of reach meanwhile
+        files = None if _staged(row) else await self._files.session(account, protocol, address)
         if offset != row.offset:
             raise OffsetMismatch(f"The upload is at offset {row.offset}, not {offset}: ask for its offset and resume.")
         size = await self._threads.work(_body_size, body)
@@ -246,9 +306,14 @@ class ResumableUploads:
         self._files.uploads.add(in_flight)
         try:
             try:
-                written = await self._threads.work(
-                    _append_partial, files.tree, parts, row.temp_name, offset, body, size
-                )
+                if files is None:
+                    written = await self._threads.work(
+                        _append_staged, str(self._staged_path(row.id)), offset, body, size
+                    )
+                else:
+                    written = await self._threads.work(
+                        _append_partial, files.tree, parts, row.temp_name, offset, body, size
+                    )
             except NotFound:
                 await self._discard(row)
                 raise Gone("The upload's partial file is gone: start the upload again.") from None
@@ -264,7 +329,7 @@ class ResumableUploads:
     async def terminate(self, account: Account, protocol: str, address: str, upload_id: str) -> None:
         """Cancel an upload: its partial file and row go; the target is untouched."""
         async with self.exclusive(upload_id):
-            row, _files = await self._reachable(account, protocol, address, upload_id)
+            row = await self._reachable(account, upload_id)
             await self._discard(row)
 
     # -- housekeeping ------------------------------------------------------------------------
@@ -297,6 +362,12 @@ class ResumableUploads:
             known = await self._store.run(upload_queries.temp_names, source.id)
             orphans = [path for path in found if os.path.basename(path) not in known | creating]
             removed += await self._threads.work(_unlink_all, orphans)
+        found = await self._threads.work(_find_staged, str(self.staging_dir))
+        if found:
+            creating = set(self._creating)
+            known = await self._store.run(upload_queries.temp_names_staged)
+            orphans = [str(self.staging_dir / name) for name in found if STAGED + name not in known | creating]
+            removed += await self._threads.work(_unlink_all, orphans)
         if removed:
             log.info("removed {count} partial resumable uploads without a record", count=removed)
         return removed
@@ -309,8 +380,11 @@ class ResumableUploads:
     def _state(self, row: UploadRow) -> UploadState:
         return UploadState(row.id, row.path, row.length, row.offset, row.metadata, _epoch(row.expires_at), False)
 
-    async def _reachable(self, account: Account, protocol: str, address: str, upload_id: str):
-        """The caller's own upload and its files session; 404 for anyone else's, 410 when expired."""
+    def _staged_path(self, upload_id: str) -> Path:
+        return self.staging_dir / upload_id
+
+    async def _reachable(self, account: Account, upload_id: str) -> UploadRow:
+        """The caller's own upload; 404 for anyone else's, 410 when expired."""
         row = await self._store.run(upload_queries.get_upload, upload_id)
         if (
             row is None
@@ -324,11 +398,15 @@ class ResumableUploads:
         if self._expired(row):
             await self._discard(row)
             raise Gone("The upload expired: start it again.")
-        files = await self._files.session(account, protocol, address)
-        return row, files
+        return row
 
     async def _complete(self, account: Account, protocol: str, address: str, files, row: UploadRow) -> UploadState:
-        """Every byte is there: check again, put the file in place, record it once."""
+        """Every byte is there: check again, put the file in place, record it once
+        (`files`: the session, None to open one)."""
+        if _staged(row):
+            return await self._send(account, protocol, address, files, row)
+        if files is None:
+            files = await self._files.session(account, protocol, address)
         try:
             replaced = await files.check_upload(row.path, overwrite=row.overwrite)
             await self._threads.work(_commit_partial, files.tree, split_path(row.path), row.temp_name, row.overwrite)
@@ -342,8 +420,72 @@ class ResumableUploads:
         await self._audit.transfer(account, protocol, address, "upload", row.path, row.length)
         return UploadState(row.id, row.path, row.length, row.length, row.metadata, None, True)
 
+    async def _send(self, account: Account, protocol: str, address: str, files, row: UploadRow) -> UploadState:
+        """Send a complete staging to its remote source through the session's own upload
+        (the audit row and the quota's accounting are the writer's), then remove it."""
+        try:
+            if files is None:
+                files = await self._files.session(account, protocol, address)
+            await files.check_upload(row.path, overwrite=row.overwrite)
+        except (AlreadyExists, Invalid, NotFound, PermissionDenied) as e:  # it can never complete now
+            await self._discard(row)
+            raise e from None
+        except ApplianceError as e:  # the source is out of reach: keep it, complete
+            raise self._send_failed(account, row, e) from None
+        staged = str(self._staged_path(row.id))
+        try:
+            fd = await self._threads.work(_open_staged, staged)
+        except NotFound:
+            await self._discard(row)
+            raise Gone("The upload's partial file is gone: start the upload again.") from None
+        writer = None
+        try:
+            writer = await files.open_write(row.path, exclusive=not row.overwrite)
+            sent = 0
+            while sent < row.length:
+                chunk = await self._threads.work(os.pread, fd, min(SEND_CHUNK, row.length - sent), sent)
+                if not chunk:
+                    raise Gone("The upload's partial file was cut short: start the upload again.")
+                await writer.write(sent, chunk)
+                sent += len(chunk)
+            await writer.commit()
+        except (AlreadyExists, Gone, Invalid, QuotaExceeded) as e:  # refused for good: drop it, as on a disk
+            if writer is not None:
+                await writer.abort()
+            await self._discard(row)
+            raise e from None
+        except ApplianceError as e:  # the remote is out of reach or refuses for now: keep it, complete
+            if writer is not None:
+                await writer.abort()
+            raise self._send_failed(account, row, e) from None
+        except BaseException:  # cancelled (the client left) or a fault: the staging stays for a retry
+            if writer is not None:
+                await writer.abort()
+            raise
+        finally:
+            await self._threads.work(os.close, fd)
+        await self._store.run(upload_queries.delete_upload, row.id)
+        await self._threads.work(_remove_staged, staged)  # a crash before this: the start-up sweep
+        return UploadState(row.id, row.path, row.length, row.length, row.metadata, None, True)
+
+    @staticmethod
+    def _send_failed(account: Account, row: UploadRow, error: ApplianceError) -> SendFailed:
+        log.info("upload {id}: sending {path} failed, kept to retry: {error}", id=row.id, path=row.path, error=error)
+        source = account.source.name if account.source else ""
+        return SendFailed(
+            f"All {row.length} bytes arrived, but the source {source!r} did not take the file: {error.message} "
+            "The upload is kept: resume it to try again."
+        )
+
     async def _discard(self, row: UploadRow) -> None:
         """Remove the partial file (wherever the profile's home now is) and the row."""
+        if _staged(row):
+            try:
+                await self._threads.work(_remove_staged, str(self._staged_path(row.id)))
+            except Exception as e:  # noqa: BLE001 - the row goes anyway; the start-up sweep retries
+                log.warn("could not remove the staged upload {id}: {error}", id=row.id, error=e)
+            await self._store.run(upload_queries.delete_upload, row.id)
+            return
         source = await self._store.run(queries.get_source, row.org_id, row.source_id)
         if source is not None and source.type == "local":
             home = self._files.source_root(source).joinpath(*split_path(row.home))
@@ -364,6 +506,68 @@ def _iso(epoch: float) -> str:
 def _epoch(text: str) -> float:
     moment = from_iso(text)
     return moment.timestamp() if moment else 0.0
+
+
+def _staged(row: UploadRow) -> bool:
+    return row.temp_name.startswith(STAGED)
+
+
+def _create_staged(path: str, length: int) -> None:
+    """An empty staging file (0600), after checking the data dir has room for `length` bytes."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        room = os.statvfs(folder)
+        free = room.f_bavail * room.f_frsize
+        if length > free:
+            raise QuotaExceeded(
+                f"The appliance has no room to receive this upload: {length} bytes, {free} free "
+                "where it keeps uploads to remote sources until they are complete."
+            )
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, STAGING_MODE)
+        os.close(fd)
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as e:
+        raise os_error(e, "the upload's staging") from None
+
+
+def _open_staged(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise os_error(e, "the upload's staging") from None
+
+
+def _append_staged(path: str, offset: int, body, size: int) -> int:
+    """Append the body to a staging at `offset` and fsync; return how many bytes were written."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise os_error(e, "the upload's staging") from None
+    try:
+        return _append_at(fd, offset, body, size)
+    except OSError as e:
+        raise os_error(e, "the upload's staging") from None
+    finally:
+        os.close(fd)
+
+
+def _remove_staged(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _find_staged(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except FileNotFoundError:
+        return []
 
 
 def _create_partial(tree: Tree, parts: list[str], temp_name: str) -> None:
@@ -441,6 +645,13 @@ def _copy_body(body: io.IOBase, fd: int, offset: int, size: int) -> int:
     return done
 
 
+def _append_at(fd: int, offset: int, body, size: int) -> int:
+    os.ftruncate(fd, offset)  # bytes past the recorded offset (a crash mid-append) are not the upload's
+    written = _copy_body(body, fd, offset, size)
+    os.fsync(fd)
+    return written
+
+
 def _append_partial(tree: Tree, parts: list[str], temp_name: str, offset: int, body, size: int) -> int:
     """Append the body at `offset` and fsync; return how many bytes were written."""
     with tree.locate(parts, follow=False) as location:
@@ -449,10 +660,7 @@ def _append_partial(tree: Tree, parts: list[str], temp_name: str, offset: int, b
         except OSError as e:
             raise os_error(e, location.path) from None
     try:
-        os.ftruncate(fd, offset)  # bytes past the recorded offset (a crash mid-append) are not the upload's
-        written = _copy_body(body, fd, offset, size)
-        os.fsync(fd)
-        return written
+        return _append_at(fd, offset, body, size)
     except OSError as e:
         raise os_error(e, virtual(parts)) from None
     finally:

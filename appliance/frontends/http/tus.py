@@ -20,6 +20,10 @@ never reaches a handler: ApplianceRequest passes its partial body to
 `keep_partial_body`, which appends the bytes that did arrive, so the client's
 next HEAD reports them and it resumes from there instead of from the last
 completed PATCH.
+
+On a remote source the bytes are staged on the appliance's disk and sent to the
+source when the last one arrives; if that send fails the request is answered 503
+(a HEAD: 423 Locked) with the source's words, and the next HEAD sends it again.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from klein import Klein
 from twisted.logger import Logger
 from werkzeug.exceptions import HTTPException
 
-from ...core.files.resumable import OffsetMismatch, TooLarge, UploadState
+from ...core.files.resumable import OffsetMismatch, SendFailed, TooLarge, UploadState
 from ...errors import ApplianceError, Invalid
 from ...threads import spawn
 from .api import Resource, authenticate, bearer, client_address, error_reply, reply
@@ -72,6 +76,9 @@ def tus_headers(request) -> None:
 def tus_error(request, failure) -> bytes:
     """The catalogue's JSON errors, with the protocol's own statuses and headers."""
     tus_headers(request)
+    if isinstance(failure.value, SendFailed) and request.method == b"HEAD":
+        # tus-js-client retries a HEAD answered 423 and starts the upload over on any other error
+        return reply(request, {"detail": failure.value.message}, 423)
     for kind, status in STATUS:
         if isinstance(failure.value, kind):
             if status == 412:
