@@ -33,13 +33,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from twisted.internet.defer import Deferred, DeferredLock
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
 from .quota import Limits
+from .remote_io import RemoteDownload, RemoteUpload
 from .sealed import SealedSecrets
 from .tree import TEMP_PREFIX, Entry, has_control, virtual
 
@@ -460,46 +461,27 @@ async def abort_upload(client: S3Client, path: str, key: str, upload_id: str) ->
         log.warn("could not abort the unfinished upload of {path}: {error}", path=path, error=e)
 
 
-class S3Reader:
+class S3Reader(RemoteDownload):
     """An object read at offsets, a window at a time, the next window fetched ahead."""
 
     def __init__(
         self, client: S3Client, key: str, path: str, size: int, etag: str, on_close: Callable[[int], Awaitable[None]]
     ):
+        super().__init__(path, size, on_close)
         self._client = client
         self._key = key
-        self.path = path
-        self.size = size
         self._etag = etag
-        self._on_close = on_close
         self._window = b""
         self._window_start = 0
         self._next: Deferred | None = None
         self._next_start = 0
-        self._lock = DeferredLock()  # reads answer in the order they came
-        self.bytes_read = 0
-        self.reads = 0
-        self._closed = False
 
     def _fetch(self, start: int) -> Deferred:
         end = min(self.size, start + WINDOW) - 1
         return Deferred.fromCoroutine(self._client.get_range(self.path, self._key, start, end, self._etag))
 
-    async def read(self, offset: int, length: int) -> bytes:
-        if self._closed:
-            raise Invalid("The file is closed.")
-        if offset < 0 or length < 0:
-            raise Invalid("A negative offset or length.")
-        self.reads += 1
-        await self._lock.acquire()
-        try:
-            data = await self._read(offset, min(length, max(0, self.size - offset)))
-        finally:
-            self._lock.release()
-        self.bytes_read += len(data)
-        return data
-
     async def _read(self, offset: int, length: int) -> bytes:
+        length = min(length, max(0, self.size - offset))
         pieces = []
         while length > 0:
             start = offset - self._window_start
@@ -531,18 +513,14 @@ class S3Reader:
         self._window, self._window_start = b"", offset
         self._window = await self._fetch(offset)
 
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+    async def _release(self) -> None:
         if self._next is not None:
             self._next.addErrback(lambda _f: None)
             self._next = None
         self._window = b""
-        await self._on_close(self.bytes_read)
 
 
-class S3Writer:
+class S3Writer(RemoteUpload):
     """An upload: parts sent as they fill, the object made only by `commit`."""
 
     def __init__(
@@ -555,17 +533,10 @@ class S3Writer:
         registry: set,
         no_replace: bool = False,
     ):
+        super().__init__(parts, 0, limits, replaced, commit, registry, no_replace)
         self._tree = tree
         self._client = tree.client
-        self._parts = parts
         self.key = tree.key(parts)
-        self.size = 0
-        self._limits = limits
-        self.replaced = replaced
-        self._commit = commit
-        self._registry = registry
-        registry.add(self)
-        self._no_replace = no_replace
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._early: dict[int, bytes] = {}  # writes ahead of self.size, by offset
@@ -573,15 +544,6 @@ class S3Writer:
         self.upload_id: str | None = None
         self._sent: list[dict] = []  # {"ETag", "PartNumber"} of the parts sent
         self._in_flight: Deferred | None = None
-        self._room: list[Deferred] = []
-        self._error: ApplianceError | None = None
-        self._done = False
-        self.times: tuple[float, float] | None = None
-        self.bytes_written = 0
-
-    @property
-    def path(self) -> str:
-        return virtual(self._parts)
 
     async def start_from(self, size: int) -> None:
         """Begin as a copy of the existing object (a resumed or appended upload)."""
@@ -597,19 +559,8 @@ class S3Writer:
             self._sent = await copy_parts(self._client, self.path, self.key, self.upload_id, source, size, 1)
         self.size = size
 
-    async def write(self, offset: int, data: bytes) -> None:
-        pending = self.write_nowait(offset, data)
-        if pending is not None:
-            await pending
-
     def write_nowait(self, offset: int, data: bytes) -> Deferred | None:
-        if self._done:
-            raise Invalid("The upload is already finished.")
-        if self._error is not None:
-            raise self._error
-        if offset < 0:
-            self._error = Invalid("A negative offset or length.")
-            raise self._error
+        self._check_write(offset)
         if offset < self.size:
             self._error = Invalid(
                 "Files on an S3 source are uploaded from start to end: this client wrote again at an earlier "
@@ -633,21 +584,13 @@ class S3Writer:
             self._append(piece)
         self._send_full_part()
         if self._in_flight is not None and self._buffered >= PART:
-            waiter: Deferred = Deferred()
-            self._room.append(waiter)
-            return waiter
+            return self._wait_for_room()
         return None
 
     def _append(self, data: bytes) -> None:
-        if data:
-            try:
-                self._limits.grow(len(data), self.replaced or 0)
-            except ApplianceError as e:
-                self._error = e
-                raise
+        self._grow_to(self.size + len(data))
         self._buffer.append(bytes(data))
         self._buffered += len(data)
-        self.size += len(data)
         self.bytes_written += len(data)
 
     def _send_full_part(self) -> None:
@@ -674,12 +617,7 @@ class S3Writer:
         if self._error is None:
             self._send_full_part()
         if self._error is not None or self._buffered < PART or self._in_flight is None:
-            waiters, self._room = self._room, []
-            for w in waiters:
-                if self._error is not None:
-                    w.errback(self._error)
-                else:
-                    w.callback(None)
+            self._wake()
 
     async def _settle(self) -> None:
         """Wait for the part in flight."""
@@ -691,53 +629,32 @@ class S3Writer:
     def set_times(self, atime: float, mtime: float) -> None:
         self.times = (atime, mtime)  # S3 keeps the upload's time; accepted and ignored
 
-    async def sync(self) -> None:
-        """Wait for the part in flight (nothing is durable before commit)."""
-        if not self._done:
-            await self._settle()
+    async def _finish(self) -> None:
+        if self._early:
+            raise Invalid("The upload has a gap that the client never filled: nothing was saved.")
+        data, self._buffer, self._buffered = b"".join(self._buffer), [], 0
+        condition = {"IfNoneMatch": "*"} if self._no_replace else {}
+        if self.upload_id is None:
+            await self._client.call(self.path, "put_object", Key=self.key, Body=data, **condition)
+        else:
+            if data or not self._sent:
+                await self._send_part(data)
+            await self._client.call(
+                self.path,
+                "complete_multipart_upload",
+                Key=self.key,
+                UploadId=self.upload_id,
+                MultipartUpload={"Parts": self._sent},
+                **condition,
+            )
+            self.upload_id = None
 
-    async def commit(self) -> None:
-        if self._done:
-            return
-        try:
-            await self._settle()
-            if self._error is not None:
-                raise self._error
-            if self._early:
-                raise Invalid("The upload has a gap that the client never filled: nothing was saved.")
-            data, self._buffer, self._buffered = b"".join(self._buffer), [], 0
-            condition = {"IfNoneMatch": "*"} if self._no_replace else {}
-            if self.upload_id is None:
-                await self._client.call(self.path, "put_object", Key=self.key, Body=data, **condition)
-            else:
-                if data or not self._sent:
-                    await self._send_part(data)
-                await self._client.call(
-                    self.path,
-                    "complete_multipart_upload",
-                    Key=self.key,
-                    UploadId=self.upload_id,
-                    MultipartUpload={"Parts": self._sent},
-                    **condition,
-                )
-                self.upload_id = None
-        except BaseException as e:
-            await self.abort()
-            if self._no_replace and isinstance(e, Unavailable) and "PreconditionFailed" in e.message:
-                raise AlreadyExists(f"{self.path} already exists: it was created while this upload ran.") from None
-            raise
-        self._done = True
-        self._registry.discard(self)
-        self._limits.release(self.size)
-        self._limits.committed(self.size, self.replaced)
-        await self._commit(self)
+    def _refusal(self, error: BaseException) -> ApplianceError | None:
+        if self._no_replace and isinstance(error, Unavailable) and "PreconditionFailed" in error.message:
+            return AlreadyExists(f"{self.path} already exists: it was created while this upload ran.")
+        return None
 
-    async def abort(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        self._registry.discard(self)
-        self._limits.release(self.size)
+    async def _drop(self) -> None:
         self._buffer, self._buffered, self._early = [], 0, {}
         try:
             await self._settle()
