@@ -1,0 +1,70 @@
+"""Uploads in Chromium to a profile whose files are on a remote source: S3 (moto's
+server) and a remote SFTP host (OpenSSH's sshd), both started here. The console's
+tus-js-client sends the file in chunks; the appliance stages them on its disk and
+sends the whole file to the source when the last one arrives."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from ..helpers import make_daemon
+from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
+from ..integration.test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
+from .helpers_console import sign_in
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def remote_console(tmp_path, console_built):
+    """A daemon of this test's own that may reach sources on 127.0.0.1."""
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
+    daemon.start()
+    daemon.url = f"http://127.0.0.1:{daemon.http_port}"
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture(params=["s3", "sftp"])
+def backend(request, remote_console, tmp_path):
+    folder = tmp_path / "remote"
+    folder.mkdir()
+    if request.param == "s3":
+        pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+        server = S3Server(folder)
+        server.start()
+        config = {"endpoint": server.endpoint, "region": "us-east-1", "bucket": BUCKET, "prefix": PREFIX,
+                  "access_key": server.access_key, "secret_key": server.secret_key, "path_style": True}  # fmt: skip
+        backend = BucketBackend(remote_console, create_source(remote_console, "Bucket", "s3", config), server)
+    else:
+        if not os.path.exists(SSHD):
+            pytest.skip("openssh-server is not installed (make system-deps)")
+        server = RemoteServer(folder)
+        server.start()
+        config = {"host": "127.0.0.1", "port": server.port, "username": server.user,
+                  "private_key": server.client_key.read_text(), "path": str(server.files)}  # fmt: skip
+        source = create_source(remote_console, "Remote host", "sftp", config)
+        backend = FolderBackend("sftp", remote_console, source, server.files)
+    yield backend
+    server.stop()
+
+
+def test_a_file_chosen_in_the_viewer_lands_on_the_remote_source(page, backend, tmp_path):
+    user = backend.user("rita")
+    data = os.urandom(17 * MIB + 5)  # two PATCHes of the console's 16 MiB chunks
+    chosen = tmp_path / "quarterly.bin"
+    chosen.write_bytes(data)
+    sign_in(page, backend.daemon, user, PASSWORD)
+    expect(page.get_by_text("This folder is empty.")).to_be_visible()
+    page.get_by_label("Upload files", exact=True).set_input_files(str(chosen))
+    expect(page.get_by_role("cell", name="quarterly.bin", exact=True)).to_be_visible(timeout=60_000)
+    assert backend.files(user) == {"quarterly.bin": len(data)}
+    assert backend.read(user, "quarterly.bin") == data
+    staging = backend.daemon.data_dir / "uploads" / "staging"
+    assert staging.is_dir() and list(staging.iterdir()) == []  # staged there, and removed once sent
+    rows = [r for r in backend.daemon.logs("upload") if r["username"] == user]
+    assert [(r["path"], r["bytes"]) for r in rows] == [("/quarterly.bin", len(data))]
