@@ -325,8 +325,8 @@ class S3Tree:
         exists, mtime, _ = await self.folder_state(parts)
         return ("dir", {"mtime": mtime}) if exists else None
 
-    async def stat(self, parts: list[str]) -> Entry:
-        found = await self.kind(parts)
+    async def stat(self, parts: list[str], follow: bool = True) -> Entry:
+        found = await self.kind(parts)  # (a bucket has no links: `follow` changes nothing)
         name = parts[-1] if parts else "/"
         if found is None:
             raise NotFound(f"No such file or folder: {virtual(parts)}")

@@ -1,6 +1,7 @@
 """A FileSession over a remote SFTP source: the same rules (permissions, audit,
 atomic uploads, confinement by `split_path`), the work done by the remote server
-through the source's connection pool instead of the local disk.
+through the source's connection pool instead of the local disk. The rules live in
+RemoteSessionBase (remote_base.py); this says how SFTP finds, opens and changes.
 
 Quotas: a profile with a quota has its remote home walked once (then every
 REFRESH seconds, as on local sources) and kept current by the changes made here;
@@ -14,9 +15,8 @@ import struct
 
 from twisted.conch.ssh import common, filetransfer
 
-from ...errors import AlreadyExists, Invalid, NotEmpty, NotFound, PermissionDenied, Unavailable
-from ..audit import clean
-from .quota import Limits
+from ...errors import AlreadyExists, Invalid, NotEmpty, Unavailable
+from .remote_base import Found, RemoteSessionBase
 from .remote_sftp import (
     DIR_MODE,
     FILE_MODE,
@@ -29,25 +29,12 @@ from .remote_sftp import (
     remote_error,
     temp_name,
 )
-from .service import FileSession, SpaceInfo
-from .tree import Entry, split_path, virtual
+from .service import SpaceInfo
+from .tree import virtual
 
 
-class RemoteFileSession(FileSession):
-    remote = True
-
-    def __init__(
-        self,
-        service,
-        account,
-        tree: RemoteTree,
-        limits: Limits,
-        protocol: str,
-        address: str,
-        share: str | None = None,
-    ):
-        super().__init__(service, account, tree, limits, protocol, address, share)
-        self.tree: RemoteTree = tree
+class RemoteFileSession(RemoteSessionBase):
+    tree: RemoteTree
 
     async def _client(self):
         return await self.tree.pool.client()
@@ -59,61 +46,29 @@ class RemoteFileSession(FileSession):
         except Exception as e:  # noqa: BLE001 - mapped to the domain error
             raise remote_error(e, path, self.tree.remote) from None
 
+    async def _lookup(self, parts: list[str]) -> Found | None:
+        attrs = await self.tree.attrs(parts, follow=False)
+        if attrs is None:
+            return None
+        mode = attrs.get("permissions", 0)
+        kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+        return kind, attrs.get("size", 0)
+
     # -- reading ------------------------------------------------------------------
 
-    async def stat(self, path: str, follow: bool = True) -> Entry:
-        return await self.tree.stat(split_path(path), follow)
-
-    async def list(self, path: str) -> list[Entry]:
-        parts = split_path(path)
-        self._require("list", virtual(parts))
-        return await self.tree.list(parts)
-
-    async def open_read(self, path: str) -> RemoteReader:
-        parts = split_path(path)
-        where = virtual(parts)
-        self._require("download", where)
-        if not parts:
-            raise Invalid("/ is a folder.")
+    async def _open_reader(self, parts: list[str], where: str, finished) -> RemoteReader:
         entry = await self.tree.stat(parts)
         if entry.kind != "file":
             raise Invalid(f"{where} is a folder, not a file.")
         handle = await self.tree.open_file(parts, filetransfer.FXF_READ, {})
-
-        async def finished(sent: int) -> None:
-            await self._audit.transfer(self.account, self.protocol, self.address, "download", where, sent, self.share)
-
         return RemoteReader(handle, where, entry.size, self.tree.remote, finished)
-
-    async def check_download(self, path: str) -> str:
-        parts = split_path(path)
-        self._require("download", virtual(parts))
-        if not parts:
-            raise Invalid("/ is a folder.")
-        entry = await self.tree.stat(parts, follow=False)
-        if entry.kind != "file":
-            raise Invalid(
-                f"{virtual(parts)} is a folder, not a file." if entry.is_dir else f"{virtual(parts)} is not a file."
-            )
-        return virtual(parts)
 
     # -- writing --------------------------------------------------------------------
 
-    async def open_write(self, path: str, *, truncate: bool = True, exclusive: bool = False) -> RemoteWriter:
-        parts = split_path(path)
-        if not parts:
-            raise Invalid("/ is a folder.")
+    async def _start_upload(
+        self, parts: list[str], replaced: int | None, truncate: bool, exclusive: bool
+    ) -> RemoteWriter:
         where = virtual(parts)
-        attrs = await self.tree.attrs(parts, follow=False)
-        if attrs is not None:
-            if exclusive:
-                raise AlreadyExists(f"{where} already exists.")
-            if stat.S_ISDIR(attrs.get("permissions", 0)):
-                raise Invalid(f"{where} is a folder.")
-            self._require("overwrite", where)
-        else:
-            self._require("upload", where)
-            self.limits.check_new_file()
         temp_parts = parts[:-1] + [temp_name()]
         client = await self._client()
         flags = filetransfer.FXF_WRITE | filetransfer.FXF_CREAT | filetransfer.FXF_EXCL
@@ -122,19 +77,18 @@ class RemoteFileSession(FileSession):
         except Exception as e:  # noqa: BLE001
             raise remote_error(e, where, self.tree.remote) from None
         start = 0
-        if attrs is not None and not truncate:
+        if replaced is not None and not truncate:
             try:
                 source = await client.openFile(_encode(self.tree.path(parts)), filetransfer.FXF_READ, {})
                 try:
                     await copy_into(client, source, handle)
                 finally:
                     await source.close()
-                start = attrs.get("size", 0)
+                start = replaced
             except Exception as e:  # noqa: BLE001
                 await handle.close()
                 await client.removeFile(_encode(self.tree.path(temp_parts)))
                 raise remote_error(e, where, self.tree.remote) from None
-        replaced = attrs.get("size", 0) if attrs is not None else None
         writer = RemoteWriter(
             self.tree,
             parts,
@@ -156,56 +110,24 @@ class RemoteFileSession(FileSession):
                 raise
         return writer
 
-    async def _replaced_size(self, parts: list[str]) -> int | None:
-        attrs = await self.tree.attrs(parts, follow=False)
-        if attrs is None:
-            return None
-        if stat.S_ISDIR(attrs.get("permissions", 0)):
-            raise Invalid(f"{virtual(parts)} is a folder.")
-        return attrs.get("size", 0)
-
     # -- changes --------------------------------------------------------------------
 
-    async def mkdir(self, path: str, parents: bool = False) -> str:
-        parts = split_path(path)
-        if not parts:
-            raise AlreadyExists("/ already exists.")
-        self._require("mkdir", virtual(parts))
+    async def _make_folders(self, parts: list[str], parents: bool) -> bool:
         made = False
         for depth in range(1, len(parts) + 1) if parents else [len(parts)]:
             here = parts[:depth]
-            attrs = await self.tree.attrs(here, follow=False)
-            if attrs is not None:
+            found = await self._lookup(here)
+            if found is not None:
                 if not parents:
                     raise AlreadyExists(f"A file or folder named {virtual(here)} already exists.")
-                if not stat.S_ISDIR(attrs.get("permissions", 0)):
+                if found[0] != "dir":
                     raise Invalid(f"{virtual(here)} is a file, not a folder.")
                 continue
             await self._do(virtual(here), "makeDirectory", _encode(self.tree.path(here)), {"permissions": DIR_MODE})
             made = True
-        if made:
-            await self._changed(
-                "mkdir", virtual(parts), f"{self._who} created the folder {clean(virtual(parts))} over {self._over}"
-            )
-        return virtual(parts)
+        return made
 
-    async def _folder(self, parts: list[str]) -> None:
-        if not parts:
-            raise PermissionDenied("Your home folder cannot be removed.")
-        self._require("delete", virtual(parts))
-        attrs = await self.tree.attrs(parts, follow=False)
-        if attrs is None:
-            raise NotFound(f"No such folder: {virtual(parts)}")
-        if not stat.S_ISDIR(attrs.get("permissions", 0)):
-            raise Invalid(f"{virtual(parts)} is not a folder.")
-
-    async def rmdir(self, path: str) -> None:
-        parts = split_path(path)
-        await self._folder(parts)
-        await self._rmdir(parts)
-        await self._removed_folder(parts)
-
-    async def _rmdir(self, parts: list[str]) -> None:
+    async def _remove_empty_folder(self, parts: list[str]) -> None:
         try:
             await self._do(virtual(parts), "removeDirectory", _encode(self.tree.path(parts)))
         except Unavailable:
@@ -213,19 +135,7 @@ class RemoteFileSession(FileSession):
                 raise NotEmpty(f"The folder {virtual(parts)} is not empty.") from None
             raise
 
-    async def _removed_folder(self, parts: list[str]) -> None:
-        await self._changed(
-            "delete", virtual(parts), f"{self._who} removed the folder {clean(virtual(parts))} over {self._over}"
-        )
-
-    async def remove_tree(self, path: str) -> None:
-        parts = split_path(path)
-        await self._folder(parts)
-        await self._remove_under(parts)
-        self._service._quotas.forget(self.tree.root)
-        await self._removed_folder(parts)
-
-    async def _remove_under(self, parts: list[str]) -> None:
+    async def _remove_all(self, parts: list[str]) -> None:
         folder = _encode(self.tree.path(parts))
         client = await self._client()
         names = await self.tree.call(virtual(parts), parts, "openDirectory", folder)
@@ -245,65 +155,29 @@ class RemoteFileSession(FileSession):
             await names.close()
         for name, mode in children:
             if stat.S_ISDIR(mode):
-                await self._remove_under(parts + [name])
+                await self._remove_all(parts + [name])
             else:
                 try:
                     await client.removeFile(_encode(self.tree.path(parts + [name])))
                 except Exception as e:  # noqa: BLE001
                     raise remote_error(e, virtual(parts + [name]), self.tree.remote) from None
-        await self._rmdir(parts)
+        await self._remove_empty_folder(parts)
 
-    async def remove(self, path: str) -> None:
-        parts = split_path(path)
-        if not parts:
-            raise PermissionDenied("Your home folder cannot be removed.")
-        where = virtual(parts)
-        self._require("delete", where)
-        attrs = await self.tree.attrs(parts, follow=False)
-        if attrs is None:
-            raise NotFound(f"No such file: {where}")
-        if stat.S_ISDIR(attrs.get("permissions", 0)):
-            raise Invalid(f"{where} is a folder: remove it as a folder.")
-        await self._do(where, "removeFile", _encode(self.tree.path(parts)))
-        if stat.S_ISREG(attrs.get("permissions", 0)):
-            self.limits.removed(attrs.get("size", 0))
-        await self._changed("delete", where, f"{self._who} deleted {clean(where)} over {self._over}")
+    async def _delete_file(self, parts: list[str]) -> None:
+        await self._do(virtual(parts), "removeFile", _encode(self.tree.path(parts)))
 
-    async def rename(self, source: str, target: str, overwrite: bool = False) -> None:
-        src, dst = split_path(source), split_path(target)
-        if not src or not dst:
-            raise PermissionDenied("Your home folder cannot be renamed.")
-        self._require("rename", virtual(src))
-        if await self.tree.attrs(src, follow=False) is None:
-            raise NotFound(f"No such file or folder: {virtual(src)}")
-        existing = await self.tree.attrs(dst, follow=False)
+    async def _move(self, src: list[str], dst: list[str], found: Found, existing: Found | None) -> None:
         old, new = _encode(self.tree.path(src)), _encode(self.tree.path(dst))
         client = await self._client()
         try:
             if existing is not None:
-                if not overwrite:
-                    raise AlreadyExists(f"{virtual(dst)} already exists.")
-                if "overwrite" not in self.account.profile.permissions:
-                    raise PermissionDenied(f"You may not overwrite files ({virtual(dst)}).")
                 await posix_rename(client, old, new)
-                if stat.S_ISREG(existing.get("permissions", 0)):
-                    self.limits.removed(existing.get("size", 0))
             else:
                 await client.renameFile(old, new)
         except (filetransfer.SFTPError, NotImplementedError, ConnectionError) as e:
             raise remote_error(e, virtual(dst), self.tree.remote) from None
-        await self._changed(
-            "rename",
-            virtual(src),
-            f"{self._who} renamed {clean(virtual(src))} to {clean(virtual(dst))} over {self._over}",
-        )
 
-    async def set_times(self, path: str, atime: float, mtime: float) -> None:
-        parts = split_path(path)
-        if "upload" not in self.account.profile.permissions and "overwrite" not in self.account.profile.permissions:
-            raise PermissionDenied(f"You may not change files ({virtual(parts)}).")
-        if self._read_only:
-            raise PermissionDenied("The source is read-only.")
+    async def _store_times(self, parts: list[str], atime: float, mtime: float) -> None:
         await self._do(
             virtual(parts), "setAttrs", _encode(self.tree.path(parts)), {"atime": int(atime), "mtime": int(mtime)}
         )

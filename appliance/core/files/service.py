@@ -245,6 +245,14 @@ class FileSession:
     def _over(self) -> str:
         return PROTOCOL_NAMES.get(self.protocol, self.protocol)
 
+    def _download_logger(self, path: str):
+        """What a reader calls when it closes: one audit row for the download of `path`."""
+
+        async def finished(sent: int) -> None:
+            await self._audit.transfer(self.account, self.protocol, self.address, "download", path, sent, self.share)
+
+        return finished
+
     # -- reading ------------------------------------------------------------------
 
     def normalise(self, path: str) -> str:
@@ -263,13 +271,7 @@ class FileSession:
         parts = split_path(path)
         self._require("download", virtual(parts))
         fd, real_path, size = await self._threads.work(self._open_read, parts)
-
-        async def finished(sent: int) -> None:
-            await self._audit.transfer(
-                self.account, self.protocol, self.address, "download", real_path, sent, self.share
-            )
-
-        return Reader(self._threads, fd, real_path, size, finished, self._service.read_ahead)
+        return Reader(self._threads, fd, real_path, size, self._download_logger(real_path), self._service.read_ahead)
 
     async def check_download(self, path: str) -> str:
         """That `path` is a file this profile may download now, as `open_read` would
@@ -278,12 +280,16 @@ class FileSession:
         self._require("download", virtual(parts))
         if not parts:
             raise Invalid("/ is a folder.")
-        entry = await self._threads.work(self.tree.stat, parts, False)
-        if entry.kind != "file":  # a folder, or a link (downloads do not follow a last link)
+        await self._check_file(parts)
+        return virtual(parts)
+
+    async def _check_file(self, parts: list[str]) -> None:
+        """Refuse anything at `parts` but a file (a download does not follow a last link)."""
+        entry = await self.stat(virtual(parts), follow=False)
+        if entry.kind != "file":
             raise Invalid(
                 f"{virtual(parts)} is a folder, not a file." if entry.is_dir else f"{virtual(parts)} is not a file."
             )
-        return virtual(parts)
 
     def _open_read(self, parts: list[str]) -> tuple[int, str, int]:
         with self.tree.locate(parts) as location:
@@ -421,12 +427,15 @@ class FileSession:
         if not parts:
             raise AlreadyExists("/ already exists.")
         self._require("mkdir", virtual(parts))
-        made = await self._threads.work(self._mkdir, parts, parents)
-        if made:
+        if await self._make_folders(parts, parents):
             await self._changed(
                 "mkdir", virtual(parts), f"{self._who} created the folder {clean(virtual(parts))} over {self._over}"
             )
         return virtual(parts)
+
+    async def _make_folders(self, parts: list[str], parents: bool) -> bool:
+        """Make the folder (with `parents`, the missing ones above it); whether any was made."""
+        return await self._threads.work(self._mkdir, parts, parents)
 
     def _mkdir(self, parts: list[str], parents: bool) -> bool:
         made = False
@@ -538,6 +547,9 @@ class FileSession:
             raise PermissionDenied(f"You may not change files ({virtual(parts)}).")
         if self._read_only:
             raise PermissionDenied("The source is read-only.")
+        await self._store_times(parts, atime, mtime)
+
+    async def _store_times(self, parts: list[str], atime: float, mtime: float) -> None:
         await self._threads.work(self._set_times, parts, atime, mtime)
 
     def _set_times(self, parts: list[str], atime: float, mtime: float) -> None:
@@ -553,12 +565,13 @@ class FileSession:
     async def space(self) -> SpaceInfo:
         """Space left: the quota when the profile has one, else the disk's."""
         st = await self._threads.work(os.statvfs, self.tree.root)
-        block = st.f_frsize or 4096
-        total, free = st.f_blocks, st.f_bavail
+        return self._within_quota(st.f_frsize or 4096, st.f_blocks, st.f_bavail, st.f_files, st.f_favail)
+
+    def _within_quota(self, block: int, total: int, free: int, files_total: int, files_free: int) -> SpaceInfo:
+        """The space a source reports, narrowed to the profile's quota when it has one."""
         if self.limits.quota_bytes is not None:
             total = self.limits.quota_bytes // block
             free = min(free, (self.limits.free_bytes() or 0) // block)
-        files_total, files_free = st.f_files, st.f_favail
         if self.limits.quota_files is not None and self.limits.usage is not None:
             files_total = self.limits.quota_files
             files_free = max(0, self.limits.quota_files - self.limits.usage.files)
