@@ -22,6 +22,8 @@ from .files.quota import QuotaTracker
 from .files.remote_s3 import S3Sources
 from .files.remote_sftp import RemoteSources
 from .files.resumable import ResumableUploads
+from .files.s3_credentials import WebIdentities
+from .files.sealed import SealedSecrets
 from .jobs import Jobs
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
@@ -98,7 +100,9 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
-    s3 = S3Sources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
+    allow_loopback = settings.sources.allow_loopback
+    identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback)
+    s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)

@@ -6,24 +6,36 @@ host key, sign-in, folder) before it is saved; its host key fingerprint is
 pinned then when not given; its password and private key are encrypted at rest
 and never shown. An S3 source is checked the same way (endpoint host allowed,
 endpoint reachable, credentials accepted, bucket there and listable); its secret
-key is encrypted at rest and never shown."""
+key is encrypted at rest and never shown.
+
+An S3 source may sign in with OpenID Connect instead of keys (config.auth "oauth2"):
+it is saved without a check, in the status "authorize", until an admin signs in
+with the provider in the browser (`authorize`, then `finish_sign_in` when the
+console's /admin/sources/callback page hands back the code and state: OAuth2
+authorization code with PKCE S256). The provider's refresh token is then kept
+sealed in the config and never shown; at connection time it is exchanged for
+temporary keys (core/files/s3_credentials.py)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
-from datetime import UTC, datetime
+import secrets
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from twisted.conch.ssh import keys
 
 from ..errors import ApplianceError, Invalid, NotFound
-from ..models import Source, to_iso
+from ..models import Source, from_iso, to_iso
 from ..store import Store, queries
+from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
 from . import validation
 from .auth import Account
+from .files import s3_credentials as oauth
 from .files.remote_s3 import Bucket
 from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
 from .files.tree import split_path
@@ -46,7 +58,15 @@ def view(source: Source) -> dict:
             path_style=bool(source.config.get("path_style", False)),
             verify_tls=bool(source.config.get("verify_tls", True)),
             has_secret_key=bool(source.config.get("secret_key_encrypted")),
+            auth=source.config.get("auth", "keys"),
         )
+        if config["auth"] == "oauth2":
+            given = source.config.get("oauth") or {}
+            config["oauth"] = {k: given.get(k, "") for k in OAUTH_FIELDS}
+            config["oauth"].update(
+                has_client_secret=bool(given.get("client_secret_encrypted")),
+                signed_in=bool(given.get("refresh_token_encrypted")),
+            )
     return {
         "id": source.id,
         "name": source.name,
@@ -56,6 +76,11 @@ def view(source: Source) -> dict:
         "status": source.status,
         "last_error": source.last_error,
     }
+
+
+OAUTH_FIELDS = ("authorize_url", "token_url", "client_id", "scope", "role_arn", "sts_endpoint")
+SIGN_IN_TIME = timedelta(minutes=10)  # from the authorize URL to the code's return
+AUTHORIZE = "authorize"  # the status of a source that waits for an admin to sign in with its provider
 
 
 def folder_problem(path: Path) -> str | None:
@@ -159,10 +184,15 @@ class SourceAdmin:
             else:
                 if not source.config.get("host_key_fingerprint"):
                     found["config"] = {**source.config, "host_key_fingerprint": seen}
+        elif source.type == "s3" and waits_for_sign_in(source):
+            problem = oauth.NOT_SIGNED_IN
         elif source.type == "s3":
             problem = None
             try:
-                await self._files.s3.check(self._files.s3.bucket(source))
+                bucket = self._files.s3.bucket(source)
+                if bucket.credentials is not None:  # a check tries the saved sign-in itself, not keys kept from it
+                    bucket.credentials.forget()
+                await self._files.s3.check(bucket)
             except ApplianceError as e:
                 problem = e.message
         else:
@@ -174,7 +204,7 @@ class SourceAdmin:
             source.id,
             {
                 **found,
-                "status": "error" if problem else "ok",
+                "status": (AUTHORIZE if waits_for_sign_in(source) else "error") if problem else "ok",
                 "last_error": problem or "",
                 "checked_at": to_iso(self._now()),
             },
@@ -308,11 +338,27 @@ class SourceAdmin:
         if prefix is None:
             errors.append("config.prefix must be a key prefix such as team/files ('/' between names, no '..').")
             prefix = ""
+        path_style = flag("path_style", False)
+        verify_tls = flag("verify_tls", True)
+        auth = config.get("auth", old.get("auth", "keys"))
+        if auth not in ("keys", "oauth2"):
+            errors.append('config.auth must be "keys" (an access key) or "oauth2" (sign in with OpenID Connect).')
+        elif auth == "oauth2":  # nothing to check before an admin signs in: saved as it is
+            settings = self._oauth_config(config.get("oauth"), old, errors)
+            if errors:
+                raise Invalid(errors[0], {"config": errors})
+            urls = [endpoint or f"https://s3.{region}.amazonaws.com", settings["token_url"]]
+            urls += [settings["sts_endpoint"]] if settings["sts_endpoint"] else []
+            for url in urls:
+                try:
+                    await self._threads.work(oauth.check_host, url, self._files.s3.allow_loopback)
+                except ApplianceError as e:
+                    raise Invalid(e.message, {"config": [e.message]}) from None
+            return {"endpoint": endpoint, "region": region, "bucket": bucket, "prefix": prefix, "path_style": path_style,
+                    "verify_tls": verify_tls, "auth": "oauth2", "oauth": settings}  # fmt: skip
         access_key = text("access_key")
         if not access_key:
             errors.append("Give the access key as config.access_key.")
-        path_style = flag("path_style", False)
-        verify_tls = flag("verify_tls", True)
         s3 = self._files.s3
         stored = {k: old[k] for k in ("secret_key_encrypted",) if old.get(k)}
         secret = ""
@@ -356,3 +402,172 @@ class SourceAdmin:
             "path_style": path_style,
             "verify_tls": verify_tls,
         }
+
+    def _oauth_config(self, given, old: dict, errors: list[str]) -> dict:
+        """config.oauth of an S3 source that signs in with OpenID Connect, as stored (secrets sealed).
+        The saved sign-in is kept while the provider and client stay the same."""
+        before = old.get("oauth") or {} if old.get("auth") == "oauth2" else {}
+        if given is None:
+            given = {}
+        if not isinstance(given, dict):
+            errors.append("config.oauth must be an object: authorize_url, token_url, client_id, client_secret, ...")
+            return {}
+        allow_loopback = self._files.s3.allow_loopback
+
+        def text(name: str, default: str = "", limit: int = 1024) -> str:
+            value = given.get(name, before.get(name, default))
+            if not isinstance(value, str) or len(value) > limit or any(ord(c) < 32 or ord(c) == 127 for c in value):
+                errors.append(f"config.oauth.{name} must be text.")
+                return default
+            return value.strip()
+
+        def url(name: str, required: bool) -> str:
+            value = text(name)
+            if not value and not required:
+                return ""
+            problem = url_problem(value, allow_loopback)
+            if problem:
+                errors.append(f"config.oauth.{name} {problem}")
+            return value
+
+        stored = {
+            "authorize_url": url("authorize_url", True),
+            "token_url": url("token_url", True),
+            "client_id": text("client_id"),
+            "scope": text("scope") or "openid",
+            "role_arn": text("role_arn"),
+            "sts_endpoint": url("sts_endpoint", False).rstrip("/"),
+        }
+        if not stored["client_id"]:
+            errors.append("Give the client id the provider gave this appliance as config.oauth.client_id.")
+        if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*", stored["scope"]):
+            errors.append("config.oauth.scope must be scope names separated by spaces, such as openid offline_access.")
+        if stored["role_arn"] and not re.fullmatch(r"arn:[\w+=/,.@:-]{4,2040}", stored["role_arn"]):
+            errors.append(
+                "config.oauth.role_arn must be a role's ARN (arn:aws:iam::123456789012:role/files), or empty."
+            )
+        if "client_secret" in given:
+            secret = given["client_secret"]
+            if not isinstance(secret, str) or len(secret) > 1024:
+                errors.append("config.oauth.client_secret must be text (empty for a public client).")
+            elif secret:
+                stored["client_secret_encrypted"] = self._files.s3.seal(secret)
+        elif before.get("client_secret_encrypted"):
+            stored["client_secret_encrypted"] = before["client_secret_encrypted"]
+        same_client = all(stored[k] == before.get(k) for k in ("authorize_url", "token_url", "client_id")) and (
+            stored.get("client_secret_encrypted") == before.get("client_secret_encrypted")
+        )
+        if same_client and before.get("refresh_token_encrypted"):
+            stored.update(refresh_token_encrypted=before["refresh_token_encrypted"], grant=before.get("grant", ""))
+        return stored
+
+    # -- signing in with a source's OAuth2 provider -----------------------------------------------
+
+    async def authorize(self, account: Account, source: Source, redirect_uri: str) -> str:
+        """The provider's authorize URL for this source, with a new state and PKCE challenge
+        kept for SIGN_IN_TIME (for this admin, this source and this redirect URI only)."""
+        if source.type != "s3" or source.config.get("auth") != "oauth2":
+            raise Invalid("This source does not sign in with a provider (its config.auth is not oauth2).")
+        settings = source.config.get("oauth") or {}
+        state, verifier = oauth.new_state(), oauth.new_verifier()
+        now = self._now()
+        await self._store.run(
+            sign_in_queries.add_sign_in,
+            {
+                "state_hash": oauth.state_hash(state),
+                "org_id": account.organisation.id,
+                "source_id": source.id,
+                "profile_id": account.profile.id,
+                "code_verifier": verifier,
+                "redirect_uri": redirect_uri,
+                "expires_at": to_iso(now + SIGN_IN_TIME),
+                "created_at": to_iso(now),
+            },
+        )
+        return oauth.authorize_url(
+            settings.get("authorize_url", ""),
+            settings.get("client_id", ""),
+            redirect_uri,
+            settings.get("scope") or "openid",
+            state,
+            verifier,
+        )
+
+    async def finish_sign_in(self, account: Account, body: dict) -> Source:
+        """The provider sent the admin back with `code` and `state` (or `error`): exchange the code
+        (with the PKCE verifier), keep the refresh token sealed, check the source."""
+        state = body.get("state")
+        if not isinstance(state, str) or not state or len(state) > 512:
+            raise Invalid("The provider sent no state back: start the sign-in again from the source's page.",
+                          {"state": ["This field is required."]})  # fmt: skip
+        pending = await self._store.run(sign_in_queries.take_sign_in, oauth.state_hash(state))
+        unknown = "This sign-in is unknown or was used already: start it again from the source's page."
+        if pending is None or pending["org_id"] != account.organisation.id:
+            raise Invalid(unknown, {"state": [unknown]})
+        if pending["profile_id"] != account.profile.id:
+            message = "Another administrator started this sign-in: start your own from the source's page."
+            raise Invalid(message, {"state": [message]})
+        if from_iso(pending["expires_at"]) <= self._now():
+            message = "The sign-in took longer than 10 minutes: start it again from the source's page."
+            raise Invalid(message, {"state": [message]})
+        source = await self.get(account, pending["source_id"])
+        if source.type != "s3" or source.config.get("auth") != "oauth2":
+            raise Invalid("This source no longer signs in with a provider.")
+        if body.get("error"):
+            error = oauth.provider_error(str(body["error"])[:100], str(body.get("error_description") or ""))
+            raise Invalid(error.message, {"detail": error.message, "source": source.id})
+        code = body.get("code")
+        if not isinstance(code, str) or not code or len(code) > 4096:
+            raise Invalid("The provider sent no code back.", {"code": ["This field is required."]})
+        settings = dict(source.config.get("oauth") or {})
+        secret = (
+            self._files.s3.open(settings["client_secret_encrypted"], f"client secret of the source {source.name!r}")
+            if settings.get("client_secret_encrypted")
+            else ""
+        )
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": pending["redirect_uri"],
+                "code_verifier": pending["code_verifier"]}  # fmt: skip
+        try:
+            tokens = await self._threads.net(oauth.token_request, settings.get("token_url", ""), form,
+                                             settings.get("client_id", ""), secret, self._files.s3.allow_loopback)  # fmt: skip
+        except oauth.ProviderError as e:
+            raise Invalid(e.message, {"detail": e.message, "source": source.id}) from None
+        refresh = tokens.get("refresh_token")
+        if not isinstance(refresh, str) or not refresh:
+            message = (
+                "The provider gave no refresh token, which the appliance needs to reach the bucket later: allow "
+                "refresh tokens for this client at the provider (often the scope offline_access) and sign in again."
+            )
+            raise Invalid(message, {"detail": message, "source": source.id})
+        settings.update(refresh_token_encrypted=self._files.s3.seal(refresh), grant=secrets.token_hex(8))
+        await self._store.run(source_queries.update_source, account.organisation.id, source.id,
+                              {"config": {**source.config, "oauth": settings}})  # fmt: skip
+        return await self.check(account, await self.get(account, source.id))
+
+
+def waits_for_sign_in(source: Source) -> bool:
+    """An S3 source that signs in with a provider and has no saved sign-in yet."""
+    oauth_settings = source.config.get("oauth") or {}
+    return source.config.get("auth") == "oauth2" and not oauth_settings.get("refresh_token_encrypted")
+
+
+def url_problem(value: str, allow_loopback: bool) -> str | None:
+    """Why a provider's URL cannot be used, or None: https (http only for this host, when loopback is allowed)."""
+    parts = urlsplit(value)
+    try:
+        parts.port  # noqa: B018 - raises for a bad port
+    except ValueError:
+        return "has a port that is not a number."
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return "must be a URL such as https://login.example.com/oauth2/token."
+    if parts.username or parts.password or parts.fragment:
+        return "must not hold a user, password or #fragment."
+    if parts.scheme == "http":
+        loopback = parts.hostname == "localhost"
+        try:
+            loopback = loopback or ipaddress.ip_address(parts.hostname).is_loopback
+        except ValueError:
+            pass
+        if not (loopback and allow_loopback):
+            return "must use https (http only for a provider on this host, when [sources] allow_loopback is on)."
+    return None

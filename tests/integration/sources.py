@@ -94,6 +94,8 @@ class S3Server:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         self.access_key = self.secret_key = ""
+        self.command = [sys.executable, "-m", "moto.server"]  # or a stand-in built on it
+        self.env: dict[str, str] = {}
 
     def client(self, service: str, access_key: str = "setup", secret_key: str = "setup"):
         import botocore.config
@@ -109,10 +111,10 @@ class S3Server:
         )
 
     def start(self) -> None:
-        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_ACTIONS))
+        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_ACTIONS), **self.env)
         log = open(self.folder / "moto.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [*self.command, "-H", "127.0.0.1", "-p", str(self.port)],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         wait_for_port(self.port, self.process)

@@ -277,6 +277,10 @@ class WebIdentity:
             }
             return self._keys
 
+    def forget(self) -> None:
+        """Fetch new keys next time (from the saved sign-in), not the ones kept."""
+        self._expires = 0.0  # no lock: called on the reactor, which must not wait for a fetch in progress
+
     def install(self, session) -> None:
         """Make a botocore session sign with these keys, refreshed as they near their expiry."""
         from botocore.credentials import CredentialProvider, CredentialResolver, DeferredRefreshableCredentials

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from ...core.profile_admin import view as profile_view
 from ...core.source_admin import view as source_view
@@ -303,3 +304,35 @@ class SourcesApi(Resource):
     async def check(self, request, source_id):
         account = await authenticate(self.core, request, admin=True)
         return reply(request, source_view(await self.admin.check(account, await self.admin.get(account, source_id))))
+
+    @app.route("/<int:source_id>/authorize/", methods=["POST"])
+    async def authorize(self, request, source_id):
+        """Start signing a source in with its OAuth2 provider: the URL to send the browser to"""
+        account = await authenticate(self.core, request, admin=True)
+        source = await self.admin.get(account, source_id)
+        redirect_uri = console_origin(self.core, request) + "/admin/sources/callback"
+        url = await self.admin.authorize(account, source, redirect_uri)
+        return reply(request, {"url": url, "redirect_uri": redirect_uri})
+
+    @app.route("/callback/", methods=["POST"])
+    async def callback(self, request):
+        """Finish a source's sign-in: the code and state (or error) the provider sent back"""
+        account = await authenticate(self.core, request, admin=True)
+        source = await self.admin.finish_sign_in(account, read_json(request))
+        await self._audit(
+            account, request, f"{account.profile.username} signed the source {source.name} in with its provider"
+        )
+        return reply(request, source_view(source))
+
+
+_HOST = re.compile(r"(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def console_origin(core, request) -> str:
+    """The console's origin as the admin's browser reached it (scheme and Host): where a
+    provider sends the browser back, signed in there. A Host that is not host[:port]
+    falls back to the configured public_hostname."""
+    host = (request.getHeader(b"host") or b"").decode("latin-1")
+    if _HOST.fullmatch(host):
+        return f"{'https' if request.isSecure() else 'http'}://{host}"
+    return core.accounts.console_url()

@@ -65,7 +65,9 @@ SOURCE = _object(
     config=_object(path=STRING, endpoint=STRING, region=STRING, bucket=STRING, prefix=STRING, access_key=STRING,
                    secret_key=STRING, path_style=BOOLEAN, verify_tls=BOOLEAN, host=STRING,
                    port={"type": "integer", "minimum": 1, "maximum": 65535}, username=STRING, password=STRING,
-                   private_key=STRING, host_key_fingerprint=STRING),
+                   private_key=STRING, host_key_fingerprint=STRING, auth={"enum": ["keys", "oauth2"]},
+                   oauth=_object(authorize_url=STRING, token_url=STRING, client_id=STRING, client_secret=STRING,
+                                 scope=STRING, role_arn=STRING, sts_endpoint=STRING)),
 )  # fmt: skip
 MAILBOX = _object(
     name=STRING, host=STRING, port={"type": "integer", "minimum": 1, "maximum": 65535},
@@ -122,6 +124,9 @@ INPUTS: dict[str, dict] = {
     "SourcesApi.listing": {"query": (*PAGED, "search")},
     "SourcesApi.create": {"body": {**SOURCE, "required": ["name", "type", "config"]}},
     "SourcesApi.change": {"body": SOURCE},
+    "SourcesApi.callback": {
+        "body": _object(("state",), state=STRING, code=STRING, error=STRING, error_description=STRING)
+    },
     "MailboxesApi.listing": {"query": (*PAGED, "search")},
     "MailboxesApi.create": {"body": {**MAILBOX, "required": ["name", "host", "username"]}},
     "MailboxesApi.change": {"body": MAILBOX},
