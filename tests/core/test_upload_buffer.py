@@ -1,14 +1,19 @@
 """The upload buffer: chunks kept as they came and written with pwritev (short
 writes resumed, more chunks than IOV_MAX), write_nowait's fast path, and callers'
-mutable buffers copied."""
+mutable buffers copied; uploads read straight from a socket by splice(2)."""
 
 from __future__ import annotations
 
 import os
+import socket
+import struct
+import threading
 
+import pytest
 import pytest_twisted
 
 from appliance.core.files import handles
+from appliance.errors import QuotaExceeded
 
 from .test_files import session_for
 
@@ -105,3 +110,97 @@ async def test_sync_writes_out_and_fsyncs_and_commit_then_only_renames(core, mon
     await writer.commit()
     assert fsynced == [10, 20, "dir"]
     assert open(os.path.join(session.tree.root, "later.bin"), "rb").read() == b"b" * 10 + b"c" * 10
+
+
+# -- uploads straight from a socket (splice on a transfer thread: plain FTP) ----------------------
+
+
+def _connected_pair():
+    """A loopback TCP connection: (sender, receiver), the receiver non-blocking as the reactor's are."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        sender = socket.create_connection(server.getsockname())
+        receiver, _ = server.accept()
+    receiver.setblocking(False)
+    return sender, receiver
+
+
+def _send_then(sender, data: bytes, end: str) -> threading.Thread:
+    """Send `data` from a thread, then close ("close"), reset ("reset") or keep the connection ("keep")."""
+
+    def run():
+        sender.sendall(data)
+        if end == "reset":
+            sender.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        if end != "keep":
+            sender.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_socket_upload_lands_every_byte_at_its_offset_and_counts_the_quota(core):
+    session = await session_for(core, quota_bytes=10 << 20)
+    writer = await session.open_write("/spliced.bin")
+    await writer.write(0, b"head")  # buffered bytes before the socket's are written first
+    data = os.urandom(3 * handles.SPLICE_CHUNK + 12345)
+    sender, receiver = _connected_pair()
+    ticks = []
+    _send_then(sender, data, "close")
+    stop = writer.socket_slot()
+    how, received = await writer.receive_socket(receiver.fileno(), 4, stop, lambda: ticks.append(1))
+    receiver.close()
+    assert (how, received) == ("eof", len(data))
+    assert writer.size == 4 + len(data)
+    assert writer._limits.usage.pending == 4 + len(data)  # the quota taken ahead was given back
+    await writer.commit()
+    assert open(os.path.join(session.tree.root, "spliced.bin"), "rb").read() == b"head" + data
+    assert writer._limits.usage.pending == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_socket_upload_past_the_quota_is_refused_and_leaves_nothing(core):
+    session = await session_for(core, "quotaed", quota_bytes=100_000)
+    writer = await session.open_write("/big.bin")
+    sender, receiver = _connected_pair()
+    _send_then(sender, os.urandom(300_000), "close")
+    with pytest.raises(QuotaExceeded, match="quota of 100.0 KB is used up"):
+        await writer.receive_socket(receiver.fileno(), 0, writer.socket_slot(), lambda: None)
+    receiver.close()
+    await writer.abort()
+    assert writer._limits.usage.pending == 0
+    assert os.listdir(session.tree.root) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_socket_upload_stops_when_told_and_reports_a_reset(core):
+    session = await session_for(core)
+    writer = await session.open_write("/stopped.bin")
+    sender, receiver = _connected_pair()
+    _send_then(sender, b"x" * 1000, "keep")  # the client goes quiet, the connection stays
+    stop = writer.socket_slot()
+    from twisted.internet import reactor
+
+    reactor.callLater(0.3, stop.set)
+    assert await writer.receive_socket(receiver.fileno(), 0, stop, lambda: None) == ("stopped", 1000)
+    sender.close()
+    receiver.close()
+    await writer.abort()
+
+    writer = await session.open_write("/reset.bin")
+    sender, receiver = _connected_pair()
+    _send_then(sender, b"y" * 1000, "reset").join()
+    with pytest.raises(handles.SocketError):
+        await writer.receive_socket(receiver.fileno(), 0, writer.socket_slot(), lambda: None)
+    receiver.close()
+    await writer.abort()
+    assert os.listdir(session.tree.root) == []
+
+
+def test_transfer_threads_are_reserved_and_given_back(core):
+    threads = core.threads
+    slots = [threads.transfer_slot() for _ in range(4)]
+    assert all(slots) and threads.transfer_slot() is None  # all busy: the caller uses the reactor
+    threads.release_slot(slots[0])
+    assert threads.transfer_slot() is not None

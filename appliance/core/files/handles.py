@@ -9,13 +9,19 @@ protocol packets.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import select
+import socket
+import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
+from twisted.internet.threads import blockingCallFromThread
 
-from ...errors import AlreadyExists, ApplianceError, Invalid
+from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded
 from ...threads import Threads
 from .quota import Limits
 from .tree import Location, os_error
@@ -26,6 +32,11 @@ READ_AHEAD_TOTAL = 256 << 20  # read-ahead memory shared by every open download
 WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
 IOV_MAX = 1024  # buffers per pwritev() (Linux's limit)
 MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
+SPLICE_CHUNK = 1 << 20  # bytes per splice() from a socket (and the pipe's size, when the kernel allows it)
+SPLICE_GRANT = 16 << 20  # bytes of quota a socket upload takes from the reactor at a time
+SPLICE_TICK = 0.5  # seconds between a socket upload's progress reports (its stall timer)
+SPLICE_POLL = 200  # ms a transfer thread waits for data before it looks at its stop flag again
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 def _check_range(offset: int, length: int) -> None:
@@ -198,6 +209,64 @@ def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
             chunks = chunks[len(batch) :]
 
 
+class SocketError(Exception):
+    """The socket side of a socket upload failed (a reset): the upload is incomplete."""
+
+
+def _splice_in(sock_fd: int, file_fd: int, offset: int, stop: threading.Event, grant, tick) -> tuple[str, int]:
+    """Move bytes from a connected socket to `file_fd` at `offset` with splice(2), the
+    kernel's own copy: no byte passes through Python. Runs on a transfer thread;
+    `grant(end)` (on the reactor) says up to which offset the quota lets the file
+    grow, `tick()` (on the reactor) that data moved. Returns how it ended ("eof":
+    the sender closed; "stopped": `stop` was set; "quota": more data than the
+    quota allows) and the bytes written. A disk error raises OSError, a socket
+    error SocketError."""
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.fcntl(write_end, F_SETPIPE_SZ, SPLICE_CHUNK)
+        except OSError:
+            pass  # the kernel's default pipe size (64 KiB) works too
+        poller = select.poll()
+        poller.register(sock_fd, select.POLLIN | select.POLLRDHUP)
+        received = allowed = 0
+        last_tick = time.monotonic()
+        while not stop.is_set():
+            if received >= allowed:
+                allowed = grant(offset + received + SPLICE_GRANT) - offset
+                if received >= allowed:  # the quota is used up: only a clean end may follow
+                    poller.poll(SPLICE_POLL)
+                    try:
+                        with socket.socket(fileno=os.dup(sock_fd)) as peek:
+                            more = peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                    except BlockingIOError:
+                        continue
+                    except OSError as e:
+                        raise SocketError(str(e)) from None
+                    return ("quota" if more else "eof"), received
+            try:
+                moved = os.splice(sock_fd, write_end, min(SPLICE_CHUNK, allowed - received), flags=os.SPLICE_F_MOVE)
+            except BlockingIOError:
+                poller.poll(SPLICE_POLL)
+                continue
+            except OSError as e:
+                raise SocketError(str(e)) from None
+            if moved == 0:
+                return "eof", received
+            while moved:
+                written = os.splice(read_end, file_fd, moved, offset_dst=offset + received)
+                received += written
+                moved -= written
+            now = time.monotonic()
+            if now - last_tick >= SPLICE_TICK:
+                last_tick = now
+                tick()
+        return "stopped", received
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 class Writer:
     """An upload in progress. `commit` makes it visible; `abort` leaves no trace."""
 
@@ -283,6 +352,80 @@ class Writer:
         if out is None:
             return None
         return Deferred.fromCoroutine(self._write_out(out))
+
+    def socket_slot(self) -> threading.Event | None:
+        """A transfer thread for `receive_socket` (its stop flag), or None when none is free."""
+        return self._threads.transfer_slot()
+
+    async def receive_socket(
+        self, sock_fd: int, offset: int, stop: threading.Event, on_data: Callable[[], None]
+    ) -> tuple[str, int]:
+        """Write what arrives on a connected (non-blocking) socket from `offset` on,
+        straight from the socket to the file on a transfer thread reserved with
+        `threads.transfer_slot()` (whose flag is `stop`), until the sender closes,
+        `stop` is set, or the quota is reached. The caller must not read the
+        socket meanwhile, nor close it before this returns. Returns how it ended
+        ("eof", "stopped", "quota": then the upload is refused, as a write past the
+        quota is) and the bytes written; raises SocketError for a reset, the
+        domain error for a disk error."""
+        try:
+            if self._done:
+                raise Invalid("The upload is already finished.")
+            if self._error is not None:
+                raise self._error
+            _check_range(offset, 0)
+            await self._flush()
+        except BaseException:
+            self._threads.release_slot(stop)
+            raise
+        reactor = self._threads.reactor
+        size_before = self.size
+
+        def grant(end: int) -> int:  # on the reactor: grow the pending bytes, within the quota
+            room = self._limits.room(self.replaced or 0)
+            if room is not None:
+                end = min(end, self.size + max(0, room))
+            if end > self.size:
+                self._limits.grow(end - self.size, self.replaced or 0)
+                self.size = end
+            return end
+
+        await self._lock.acquire()
+        received = 0
+        try:
+            how, received = await self._threads.transfer(
+                stop,
+                _splice_in,
+                sock_fd,
+                self._fd,
+                offset,
+                stop,
+                lambda end: blockingCallFromThread(reactor, grant, end),
+                lambda: reactor.callFromThread(on_data),
+            )
+        except OSError as e:
+            self._error = os_error(e, self.path)
+        finally:
+            self._lock.release()
+            end = max(size_before, offset + received)
+            if self.size > end:  # give back the quota taken ahead and not used
+                self._limits.release(self.size - end)
+                self.size = end
+            self.bytes_written += received
+            self._synced = False
+        if self._error is not None:
+            raise self._error
+        if how == "quota":
+            try:
+                self._limits.grow(1, self.replaced or 0)  # refused: the quota's own message
+                self._limits.release(1)
+                self._error = QuotaExceeded(
+                    "Your storage quota is used up: the upload was stopped and nothing was saved."
+                )
+            except ApplianceError as e:
+                self._error = e
+            raise self._error
+        return how, received
 
     def _take(self) -> tuple[list[bytes], int]:
         """The buffered chunks and their offset; the buffer starts empty again."""

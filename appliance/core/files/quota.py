@@ -86,6 +86,12 @@ class Limits:
                 )
         self.usage.pending += growth
 
+    def room(self, allowance: int) -> int | None:
+        """How many more pending bytes `grow` would take (None: no byte quota)."""
+        if self.usage is None or self.quota_bytes is None:
+            return None
+        return self.quota_bytes - self.usage.bytes - self.usage.pending + allowance
+
     def release(self, pending: int) -> None:
         if self.usage is not None:
             self.usage.pending = max(0, self.usage.pending - pending)

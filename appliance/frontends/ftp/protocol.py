@@ -708,7 +708,8 @@ class FTPSession(ftp.FTP):
             consumer.on_data = transfer.progress
             consumer.on_error = transfer.fail
             try:
-                channel.attach(consumer)
+                if not consumer.take_over(channel):
+                    channel.attach(consumer)
                 outcome = await transfer.ended()
                 if outcome[0] == "failed":
                     # Say why before the data connection goes: a client that sees

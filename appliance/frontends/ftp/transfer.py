@@ -9,6 +9,7 @@ and Writer, which do their disk work on the work pool.
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 from OpenSSL import SSL
 from twisted.internet import defer
@@ -21,6 +22,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from ...core.files import Reader, Writer
+from ...core.files.handles import SocketError
 from ...threads import as_deferred
 from .errors import DataConnectionFailed
 
@@ -94,6 +96,7 @@ class DataChannel(ftp.DTP):
         self._handshake_done = False
         self._producing = False  # a producer (a download) is registered with the transport
         self._written = 0
+        self._handed_over = None  # a transfer thread's stop flag while it reads the socket
 
     def connectionMade(self):
         self.isConnected = True
@@ -124,6 +127,31 @@ class DataChannel(ftp.DTP):
             self._held = False
             if not self._consumer_paused and self.isConnected:
                 self.transport.resumeProducing()
+
+    def socket_fd(self) -> int | None:
+        """The socket's descriptor when a transfer thread may read it: plain TCP only."""
+        if self.secure or not self.isConnected or self._aborted or self._cons is not None:
+            return None
+        return self.transport.fileno()
+
+    def hand_over(self, stop) -> list[bytes]:
+        """Stop reading: a transfer thread reads the socket until `handed_back`.
+        Returns what arrived before."""
+        self._handed_over = stop
+        self.transport.stopReading()
+        self._held = False
+        buffered, self._buffer = self._buffer, []
+        return buffered
+
+    def handed_back(self, how: str) -> None:
+        """The transfer thread is done with the socket: close as the upload ended."""
+        self._handed_over = None
+        if not self.isConnected:
+            return
+        if self._aborted:  # abort() came while the thread read: close now
+            self.transport.abortConnection()
+        elif how == "eof":
+            self.transport.loseConnection()  # the client closed: connectionLost(ConnectionDone)
 
     def connectionLost(self, reason: Failure) -> None:
         self.isConnected = False
@@ -195,7 +223,7 @@ class DataChannel(ftp.DTP):
 
     def resumeProducing(self):
         self._consumer_paused = False
-        if self.isConnected and not self._held:
+        if self.isConnected and not self._held and self._handed_over is None:
             self.transport.resumeProducing()
 
     def stopProducing(self):
@@ -221,6 +249,13 @@ class DataChannel(ftp.DTP):
         """Close at once, dropping anything unsent (the client sees a reset)."""
         if self.isConnected and not self._aborted:
             self._aborted = True
+            if self._handed_over is not None:  # a thread reads the socket: stop it first
+                self._handed_over.set()
+                try:
+                    self.transport.socket.shutdown(socket.SHUT_RD)  # wakes its poll()
+                except OSError:
+                    pass
+                return  # handed_back() closes the connection
             self.transport.abortConnection()
 
 
@@ -500,6 +535,44 @@ class UploadConsumer:
             self._pause()
         d.addErrback(self._failed)
         d.addBoth(self._landed)
+
+    def take_over(self, channel: DataChannel) -> bool:
+        """Receive the upload on a transfer thread (splice(2): socket to file in the
+        kernel) when the data connection is plain TCP, the file a local one and a
+        transfer thread is free; False: attach the channel as usual."""
+        receive = getattr(self._writer, "receive_socket", None)
+        fd = channel.socket_fd() if receive is not None else None
+        if fd is None:
+            return False
+        stop = self._writer.socket_slot()
+        if stop is None:
+            return False
+        self.registerProducer(channel, True)
+        for chunk in channel.hand_over(stop):
+            self.write(chunk)
+        self._in_flight += 1
+        d = defer.Deferred.fromCoroutine(self._receive_socket(receive, channel, fd, stop))
+        d.addErrback(self._failed)
+        d.addBoth(self._landed)
+        return True
+
+    async def _receive_socket(self, receive, channel: DataChannel, fd: int, stop) -> None:
+        how = "failed"  # a disk or quota error: raised on, the transfer fails and resets the connection
+        try:
+            how, received = await receive(fd, self.offset, stop, self._tick)
+            self.offset += received
+            self.received += received
+        except SocketError as e:
+            log.info("FTP upload: the data connection failed: {error}", error=e)
+            how = "reset"
+        finally:
+            channel.handed_back(how)
+        if how == "reset":
+            channel.abort()
+
+    def _tick(self) -> None:
+        if self.on_data is not None:
+            self.on_data()
 
     def _landed(self, _) -> None:
         self._in_flight -= 1
