@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from ..helpers import make_daemon
 from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
 from ..integration.test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
+from ..integration.test_tus_remote import refuse_writes
 from .helpers_console import sign_in
 
 MIB = 1024 * 1024
@@ -49,6 +50,7 @@ def backend(request, remote_console, tmp_path):
                   "private_key": server.client_key.read_text(), "path": str(server.files)}  # fmt: skip
         source = create_source(remote_console, "Remote host", "sftp", config)
         backend = FolderBackend("sftp", remote_console, source, server.files)
+    backend.server = server
     yield backend
     server.stop()
 
@@ -68,3 +70,40 @@ def test_a_file_chosen_in_the_viewer_lands_on_the_remote_source(page, backend, t
     assert staging.is_dir() and list(staging.iterdir()) == []  # staged there, and removed once sent
     rows = [r for r in backend.daemon.logs("upload") if r["username"] == user]
     assert [(r["path"], r["bytes"]) for r in rows] == [("/quarterly.bin", len(data))]
+
+
+def fail(backend, failing: bool) -> None:
+    """The source stops taking files (the remote host goes down; the bucket refuses writes), or takes them again."""
+    if backend.kind == "s3":
+        refuse_writes(backend.s3, failing)
+    elif failing:
+        backend.server.stop()
+    else:
+        backend.server.start()
+
+
+def test_a_source_failing_at_the_last_chunk_is_retried_by_the_console(page, backend, tmp_path):
+    user = backend.user("ruth")
+    data = os.urandom(17 * MIB)
+    chosen = tmp_path / "late.bin"
+    chosen.write_bytes(data)
+    sign_in(page, backend.daemon, user, PASSWORD)
+    seen = []  # (method, status)
+
+    def route(route, request):
+        if request.method == "PATCH" and request.headers.get("upload-offset") == str(16 * MIB):
+            fail(backend, True)  # the last chunk arrives, and the source cannot take the file
+        response = route.fetch()
+        seen.append((request.method, response.status))
+        if request.method == "HEAD" and response.status == 423:
+            fail(backend, False)  # back for the console's next try
+        route.fulfill(response=response)
+
+    page.route("**/api/portal/files/tus/**", route)
+    page.get_by_label("Upload files", exact=True).set_input_files(str(chosen))
+    expect(page.get_by_role("cell", name="late.bin", exact=True)).to_be_visible(timeout=60_000)
+    # created once; the last PATCH answered 503, the HEAD that followed 423, the next one sent it
+    assert [s for s in seen if s[0] == "POST"] == [("POST", 201)], seen
+    assert seen[-3:] == [("PATCH", 503), ("HEAD", 423), ("HEAD", 200)], seen
+    assert backend.read(user, "late.bin") == data
+    assert list((backend.daemon.data_dir / "uploads" / "staging").iterdir()) == []

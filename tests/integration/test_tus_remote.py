@@ -12,7 +12,9 @@ import os
 import shutil
 import stat
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -217,6 +219,7 @@ def test_a_source_failing_at_the_last_chunk_keeps_the_upload_and_a_retry_sends_i
         assert staged(backend.daemon)[upload_id(location)] == len(data)  # kept, complete
         status, headers = tus.head(location)  # what tus-js-client asks next: 423, which it retries
         assert status == 423
+        assert backend.source["name"] in unquote(headers["upload-error"])  # a HEAD's reply has no body
         assert backend.files(user) == {} and backend.leftovers(user) == []
     finally:
         if backend.kind == "sftp":
@@ -273,3 +276,16 @@ def test_the_consoles_tus_js_client_uploads_and_resumes(backend, tmp_path):
     for path in ("whole.bin", "up/album/chunked.bin", "resumed.bin"):
         assert backend.read(user, path) == data, path
     assert backend.leftovers(user) == []
+
+
+def test_a_new_profiles_first_requests_at_once_all_find_its_home(backend):
+    # the console lists the folder and creates the upload together: each may be the first
+    # to make the home on the remote; the loser of that race must not fail
+    user, tus = tus_user(backend, "tusfirst")
+    api = signed_in(backend.daemon, user, PASSWORD)
+    with ThreadPoolExecutor(4) as pool:
+        listings = [pool.submit(api.get, "files/?path=/") for _ in range(3)]
+        created = pool.submit(tus.request, "POST", "/api/portal/files/tus/",
+                              headers={"Upload-Length": "3", "Upload-Metadata": "filename eC50eHQ="})  # fmt: skip
+        assert [f.result().status for f in listings] == [200, 200, 200]
+        assert created.result()[0] == 201, created.result()

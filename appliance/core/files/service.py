@@ -133,13 +133,18 @@ class FilesService:
                 raise Unavailable(f"The source {source.name!r} is not reachable: its folder does not exist.")
             if source.read_only:
                 raise Unavailable("Your home folder does not exist on a read-only source.")
-            await home.call(
-                virtual(home_parts[:depth]),
-                home_parts[:depth],
-                "makeDirectory",
-                _encode(home.path(home_parts[:depth])),
-                {"permissions": REMOTE_DIR_MODE},
-            )
+            try:
+                await home.call(
+                    virtual(home_parts[:depth]),
+                    home_parts[:depth],
+                    "makeDirectory",
+                    _encode(home.path(home_parts[:depth])),
+                    {"permissions": REMOTE_DIR_MODE},
+                )
+            except ApplianceError:
+                # another first session of this profile (the console lists and uploads at once) made it
+                if await home.attrs(home_parts[:depth]) is None:
+                    raise
         profile = account.profile
         usage = None
         if profile.quota_bytes is not None or profile.quota_files is not None:

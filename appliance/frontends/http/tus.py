@@ -32,7 +32,7 @@ import base64
 import binascii
 import re
 from email.utils import formatdate
-from urllib.parse import unquote_to_bytes
+from urllib.parse import quote, unquote_to_bytes
 
 from klein import Klein
 from twisted.logger import Logger
@@ -51,7 +51,7 @@ PREFIX = "/api/portal/files/tus/"
 OFFSET_STREAM = b"application/offset+octet-stream"
 EXPOSED = (
     b"Location, Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires, "
-    b"Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size"
+    b"Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Upload-Error"
 )
 UPLOAD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 NUMBER = re.compile(rb"^[0-9]{1,20}$")
@@ -77,7 +77,9 @@ def tus_error(request, failure) -> bytes:
     """The catalogue's JSON errors, with the protocol's own statuses and headers."""
     tus_headers(request)
     if isinstance(failure.value, SendFailed) and request.method == b"HEAD":
-        # tus-js-client retries a HEAD answered 423 and starts the upload over on any other error
+        # tus-js-client retries a HEAD answered 423 and starts the upload over on any other error;
+        # a HEAD's reply has no body, so the detail also rides in a header (percent-encoded UTF-8)
+        request.setHeader(b"upload-error", quote(failure.value.message, safe=" ,.:;'()!?").encode("ascii"))
         return reply(request, {"detail": failure.value.message}, 423)
     for kind, status in STATUS:
         if isinstance(failure.value, kind):

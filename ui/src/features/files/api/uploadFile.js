@@ -46,6 +46,16 @@ export function asApiError(error) {
   } catch {
     data = { detail: response.getBody() };
   }
+  // a HEAD's reply has no body: the server puts its detail in Upload-Error (say, a
+  // remote source that could not take a complete upload yet)
+  const header = response.getHeader && response.getHeader("Upload-Error");
+  if (!data.detail && header) {
+    try {
+      data = { ...data, detail: decodeURIComponent(header) };
+    } catch {
+      data = { ...data, detail: header };
+    }
+  }
   return new ApiError(response.getStatus(), data);
 }
 

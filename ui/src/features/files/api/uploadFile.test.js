@@ -27,4 +27,16 @@ describe("resumable uploads", () => {
     expect(error.data.detail).toBe("The quota is used up.");
     expect(asApiError(new Error("offline")).status).toBe(0);
   });
+
+  it("report the detail a bodiless HEAD reply carries in Upload-Error", () => {
+    const response = {
+      getStatus: () => 423,
+      getBody: () => "",
+      getHeader: (name) =>
+        name === "Upload-Error" ? "The source %C3%A9 is down." : null,
+    };
+    const error = asApiError({ originalResponse: response });
+    expect(error.status).toBe(423);
+    expect(error.data.detail).toBe("The source é is down.");
+  });
 });
