@@ -6,7 +6,7 @@ import {
   sourceValues,
   typeLabel,
 } from "./components/sourceTypes.js";
-import { callbackTarget } from "./routes/SourceCallback.jsx";
+import { callbackBody } from "./routes/SourceCallback.jsx";
 
 describe("sources", () => {
   it("send the config of the chosen type, secrets only when typed", () => {
@@ -72,10 +72,60 @@ describe("sources", () => {
       region: "",
       bucket: "b",
       prefix: "",
+      auth: "keys",
       access_key: "",
       path_style: false,
       verify_tls: true,
     });
+  });
+
+  it("send an OpenID Connect sign-in's settings under config.oauth, not the keys", () => {
+    const values = {
+      ...sourceValues(null),
+      name: "B",
+      type: "s3",
+      s3_bucket: "b",
+      s3_access_key: "typed before switching",
+      s3_auth: "oauth2",
+      s3_authorize_url: " https://login.example.com/authorize ",
+      s3_token_url: "https://login.example.com/token",
+      s3_client_id: "files",
+    };
+    const body = sourceBody(values);
+    expect(body.config).not.toHaveProperty("access_key");
+    expect(body.config.auth).toBe("oauth2");
+    expect(body.config.oauth).toEqual({
+      authorize_url: "https://login.example.com/authorize",
+      token_url: "https://login.example.com/token",
+      client_id: "files",
+      scope: "",
+      role_arn: "",
+      sts_endpoint: "",
+    }); // no client_secret: not typed, the saved one stays
+    const withSecret = sourceBody({ ...values, s3_client_secret: "s" });
+    expect(withSecret.config.oauth.client_secret).toBe("s");
+    const source = {
+      id: 3,
+      name: "B",
+      type: "s3",
+      config: {
+        bucket: "b",
+        auth: "oauth2",
+        oauth: {
+          authorize_url: "https://a",
+          token_url: "https://t",
+          client_id: "c",
+          scope: "openid offline_access",
+          has_client_secret: true,
+          signed_in: true,
+        },
+      },
+    };
+    const shown = sourceValues(source);
+    expect(shown.s3_auth).toBe("oauth2");
+    expect(shown.s3_scope).toBe("openid offline_access");
+    expect(shown.s3_client_secret).toBe("");
+    expect(sourceValues(null).s3_auth).toBe("keys");
   });
 
   it("put the server's config errors under their fields", () => {
@@ -161,17 +211,23 @@ describe("sources", () => {
     expect(sourceLocation({ type: "local", config: { path: "x" } })).toBe("x");
   });
 
-  it("finish a connection flow for the source it names", () => {
-    expect(callbackTarget(new URLSearchParams("source=7"))).toEqual({
-      id: 7,
-      error: "",
+  it("hand the provider's code and state (or its error) back to the appliance", () => {
+    expect(callbackBody(new URLSearchParams("code=c1&state=s1"))).toEqual({
+      code: "c1",
+      state: "s1",
     });
     expect(
-      callbackTarget(new URLSearchParams("state=8&error=access_denied")),
+      callbackBody(
+        new URLSearchParams(
+          "state=s2&error=access_denied&error_description=No+thanks",
+        ),
+      ),
     ).toEqual({
-      id: 8,
+      state: "s2",
       error: "access_denied",
+      error_description: "No thanks",
     });
-    expect(callbackTarget(new URLSearchParams("source=../x")).id).toBeNull();
+    expect(callbackBody(new URLSearchParams("code=c1"))).toBeNull(); // no state: not ours
+    expect(callbackBody(new URLSearchParams("state=7"))).toBeNull();
   });
 });

@@ -10,7 +10,10 @@ import { ApiError } from "../../../lib/api.js";
 import {
   CONFIG_FIELDS,
   TYPES,
+  configPart,
+  fieldActive,
   fieldKey,
+  redirectUri,
   sourceBody,
   sourceFieldErrors,
   sourceValues,
@@ -91,7 +94,20 @@ function ConfigField({ form, source, type, field }) {
     );
   if (options.checkbox)
     return <CheckboxField form={form} name={key} label={label} />;
-  const saved = options.secret && source && source.config[options.secret];
+  if (options.select)
+    return (
+      <SelectField
+        form={form}
+        name={key}
+        label={label}
+        options={options.select}
+      />
+    );
+  const saved =
+    options.secret &&
+    source &&
+    source.type === type &&
+    configPart(source.config, options)[options.secret];
   const help = saved ? "Saved — leave empty to keep." : options.help;
   const common = { form, name: key, label, help };
   const forget =
@@ -161,15 +177,26 @@ export function SourceForm({ source, onSubmit, submitLabel }) {
         </p>
       ) : null}
       <div className="source-config" data-testid={`${type}-fields`}>
-        {(CONFIG_FIELDS[type] || []).map((field) => (
-          <ConfigField
-            key={fieldKey(type, field[0])}
-            form={form}
-            source={source}
-            type={type}
-            field={field}
-          />
-        ))}
+        {(CONFIG_FIELDS[type] || [])
+          .filter((field) => fieldActive(form.values, type, field[2]))
+          .map((field) => (
+            <ConfigField
+              key={fieldKey(type, field[0])}
+              form={form}
+              source={source}
+              type={type}
+              field={field}
+            />
+          ))}
+        {type === "s3" && form.values.s3_auth === "oauth2" ? (
+          <p className="help" data-testid="redirect-uri">
+            Register this redirect URI at your provider:{" "}
+            <code>{redirectUri(window.location.origin)}</code>. After saving,
+            use “Sign in with the provider” on the source’s page: the appliance
+            keeps the provider’s refresh token (encrypted, never shown) and
+            trades it for temporary keys at the STS endpoint.
+          </p>
+        ) : null}
         {type === "s3" && !form.values.s3_verify_tls ? (
           <p className="help warning" role="note">
             Warning: without verifying the certificate, anyone between the

@@ -5,6 +5,7 @@ import { NotificationsProvider } from "../../../components/notifications.jsx";
 import { ApiError } from "../../../lib/api.js";
 import { stubApi } from "../../../test/server.js";
 import { CheckConnection } from "./CheckConnection.jsx";
+import { SignInWithProvider } from "./SignInWithProvider.jsx";
 import { SourceForm } from "./SourceForm.jsx";
 
 const SFTP = {
@@ -76,6 +77,7 @@ describe("the source form", () => {
       "Region",
       "Bucket",
       "Prefix",
+      "Authentication",
       "Access key",
       "Secret key",
       "Path-style addressing",
@@ -88,6 +90,29 @@ describe("the source form", () => {
     expect(screen.queryByRole("note")).toBeNull();
     fireEvent.click(verify);
     expect(screen.getByRole("note").textContent).toMatch(/can read the keys/);
+
+    expect(screen.queryByTestId("redirect-uri")).toBeNull();
+    type("Authentication", "oauth2");
+    expect(labels()).toEqual([
+      "Endpoint URL",
+      "Region",
+      "Bucket",
+      "Prefix",
+      "Authentication",
+      "Authorize URL",
+      "Token URL",
+      "Client ID",
+      "Client secret",
+      "Scope",
+      "Role ARN",
+      "STS endpoint",
+      "Path-style addressing",
+      "Verify the server's TLS certificate",
+    ]);
+    expect(screen.getByLabelText("Client secret").type).toBe("password");
+    expect(screen.getByTestId("redirect-uri").textContent).toContain(
+      `${window.location.origin}/admin/sources/callback`,
+    );
   });
 
   it("sends the typed type's config, and values typed before a switch survive it", async () => {
@@ -287,5 +312,39 @@ describe("check connection", () => {
     });
     fireEvent.click(screen.getByRole("button", { name: "Check connection" }));
     await screen.findByText("Not an admin.", { exact: false });
+  });
+});
+
+describe("sign in with the provider", () => {
+  const OIDC = {
+    id: 5,
+    name: "Bucket",
+    type: "s3",
+    read_only: false,
+    status: "authorize",
+    last_error: "Sign in with the provider to finish connecting this source.",
+    config: { bucket: "b", auth: "oauth2", oauth: { signed_in: false } },
+  };
+
+  it("asks the appliance for the provider's page and goes there", async () => {
+    const url = "https://login.example.com/authorize?state=s&code_challenge=c";
+    const calls = stubApi({
+      "POST sources/5/authorize/": () => [200, { url, redirect_uri: "x" }],
+    });
+    const assign = vi.fn();
+    render(<SignInWithProvider source={OIDC} assign={assign} />);
+    expect(screen.getByRole("status").textContent).toMatch(/Not signed in/);
+    fireEvent.click(
+      screen.getByRole("button", { name: "Sign in with the provider" }),
+    );
+    await waitFor(() => expect(assign).toHaveBeenCalledWith(url));
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      "POST sources/5/authorize/",
+    ]);
+  });
+
+  it("is not offered for a source with keys", () => {
+    render(<SignInWithProvider source={SFTP} />);
+    expect(screen.queryByRole("button")).toBeNull();
   });
 });

@@ -10,9 +10,23 @@ export const TYPES = [
 export const typeLabel = (type) =>
   (TYPES.find(([value]) => value === type) || [type, type || ""])[1];
 
+// An S3 source signs in with access keys, or with OpenID Connect: an admin signs
+// in with the provider in the browser, the appliance keeps its refresh token.
+export const AUTH_CHOICES = [
+  ["keys", "Access keys"],
+  ["oauth2", "OpenID Connect sign-in"],
+];
+const KEYS = ["auth", "keys"];
+const OIDC = ["auth", "oauth2"];
+
+/** Where the provider sends the admin back: to register at the provider. */
+export const redirectUri = (origin) => `${origin}/admin/sources/callback`;
+
 /**
  * Each type's config fields: [name, label, options]. `secret` names the view's
- * flag saying one is stored (write-only: never shown, empty keeps it).
+ * flag saying one is stored (write-only: never shown, empty keeps it); `group`
+ * nests the field in config[group]; `when: [field, value]` shows and sends it
+ * only while that field of the type has that value.
  */
 export const CONFIG_FIELDS = {
   local: [
@@ -37,7 +51,16 @@ export const CONFIG_FIELDS = {
     ["region", "Region", { placeholder: "us-east-1" }],
     ["bucket", "Bucket", { required: true }],
     ["prefix", "Prefix", { help: "Only keys under this prefix are used." }],
-    ["access_key", "Access key", { required: true, autoComplete: "off" }],
+    [
+      "auth",
+      "Authentication",
+      { select: AUTH_CHOICES, initial: "keys", hint: /config\.auth\b/ },
+    ],
+    [
+      "access_key",
+      "Access key",
+      { required: true, autoComplete: "off", when: KEYS },
+    ],
     [
       "secret_key",
       "Secret key",
@@ -45,7 +68,73 @@ export const CONFIG_FIELDS = {
         type: "password",
         secret: "has_secret_key",
         required: true,
-        hint: /\bsecret\b/i,
+        hint: /\bsecret key\b/i,
+        when: KEYS,
+      },
+    ],
+    [
+      "authorize_url",
+      "Authorize URL",
+      {
+        group: "oauth",
+        when: OIDC,
+        required: true,
+        placeholder: "https://login.example.com/oauth2/authorize",
+      },
+    ],
+    [
+      "token_url",
+      "Token URL",
+      {
+        group: "oauth",
+        when: OIDC,
+        required: true,
+        placeholder: "https://login.example.com/oauth2/token",
+      },
+    ],
+    [
+      "client_id",
+      "Client ID",
+      { group: "oauth", when: OIDC, required: true, autoComplete: "off" },
+    ],
+    [
+      "client_secret",
+      "Client secret",
+      {
+        group: "oauth",
+        when: OIDC,
+        type: "password",
+        secret: "has_client_secret",
+        help: "Sent with HTTP Basic (client_secret_basic). Empty for a public client (PKCE only).",
+      },
+    ],
+    [
+      "scope",
+      "Scope",
+      {
+        group: "oauth",
+        when: OIDC,
+        placeholder: "openid",
+        help: "The provider must give a refresh token: often openid offline_access.",
+      },
+    ],
+    [
+      "role_arn",
+      "Role ARN",
+      {
+        group: "oauth",
+        when: OIDC,
+        help: "The role STS lets the signed-in identity assume (optional for MinIO).",
+      },
+    ],
+    [
+      "sts_endpoint",
+      "STS endpoint",
+      {
+        group: "oauth",
+        when: OIDC,
+        placeholder: "https://sts.us-east-1.amazonaws.com",
+        help: "Empty: the endpoint above (MinIO serves STS there), or AWS STS in the region.",
       },
     ],
     ["path_style", "Path-style addressing", { checkbox: true, initial: false }],
@@ -98,6 +187,14 @@ const fieldsOf = (type) => CONFIG_FIELDS[type] || [];
 /** The form's key of a config field: one per type, so switching type loses nothing. */
 export const fieldKey = (type, name) => `${type}_${name}`;
 
+/** Whether a field of `type` is shown and sent with these values (see `when`). */
+export const fieldActive = (values, type, options = {}) =>
+  !options.when || values[fieldKey(type, options.when[0])] === options.when[1];
+
+/** The part of a source's config view that holds a field (its `group`, or all of it). */
+export const configPart = (config, options = {}) =>
+  options.group ? (config && config[options.group]) || {} : config || {};
+
 /** The form's initial values for a source (null: a new one). */
 export function sourceValues(source) {
   const s = source || {};
@@ -111,7 +208,9 @@ export function sourceValues(source) {
   for (const [type, fields] of Object.entries(CONFIG_FIELDS)) {
     const own = type === s.type ? config : {};
     for (const [name, , options = {}] of fields) {
-      const stored = options.secret ? undefined : own[name];
+      const stored = options.secret
+        ? undefined
+        : configPart(own, options)[name];
       values[fieldKey(type, name)] =
         stored ?? (options.initial === undefined ? "" : options.initial);
       if (options.forget) values[`${fieldKey(type, name)}_forget`] = false;
@@ -126,9 +225,13 @@ export function sourceValues(source) {
  * key fingerprint on create when given, on edit only when a new one is pasted.
  */
 export function sourceBody(values, source = null) {
-  const config = {};
+  const body = {};
   for (const [name, , options = {}] of fieldsOf(values.type)) {
+    if (!fieldActive(values, values.type, options)) continue;
     const value = values[fieldKey(values.type, name)];
+    const config = options.group
+      ? (body[options.group] = body[options.group] || {})
+      : body;
     if (
       options.forget &&
       !value &&
@@ -151,7 +254,7 @@ export function sourceBody(values, source = null) {
     name: values.name.trim(),
     type: values.type,
     read_only: values.read_only,
-    config,
+    config: body,
   };
 }
 

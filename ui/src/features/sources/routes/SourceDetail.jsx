@@ -8,6 +8,7 @@ import { useDeleteSource } from "../api/deleteSource.js";
 import { useSource } from "../api/getSource.js";
 import { useUpdateSource } from "../api/updateSource.js";
 import { CheckConnection } from "../components/CheckConnection.jsx";
+import { SignInWithProvider } from "../components/SignInWithProvider.jsx";
 import { SourceForm } from "../components/SourceForm.jsx";
 import { SourceStatus } from "../components/SourceStatus.jsx";
 import { typeLabel } from "../components/sourceTypes.js";
@@ -71,6 +72,7 @@ export function SourceDetail() {
           </span>
         ) : null}
       </p>
+      <SignInWithProvider source={source} />
       <CheckConnection
         source={source}
         onChecked={(checked) => mutate(checked, { revalidate: false })}
