@@ -240,6 +240,23 @@ async def test_sweep_removes_leftovers_of_a_crash(core):
 
 
 @pytest_twisted.ensureDeferred
+async def test_sweep_passes_over_a_remote_sftp_source_that_is_down(core):
+    from appliance.models import Source
+
+    from ..helpers import free_port
+
+    session = await session_for(core)
+    writer = await session.open_write("/crash.bin")
+    await writer.write(0, b"x" * 10)
+    core.files.remote.allow_loopback = True
+    down = Source(999, 1, "Down host", "sftp", {"host": "127.0.0.1", "port": free_port(), "username": "u"}, False,
+                  "ok", "")  # fmt: skip
+    sources = await core.store.run(queries.all_sources)
+    assert await core.files.sweep([down, *sources]) == 1  # the local source is swept all the same
+    assert temp_files(session.tree.root) == []
+
+
+@pytest_twisted.ensureDeferred
 async def test_shutdown_drain_waits_for_uploads_then_aborts_the_rest(core):
     from twisted.internet import reactor
     from twisted.internet.defer import Deferred

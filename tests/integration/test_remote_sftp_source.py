@@ -287,3 +287,52 @@ def test_a_quota_holds_on_the_remote_source(gateway, remote, source, tmp_path):
     result = sftp(gateway, "quoted", "remote-password-1", "rm already.bin\nput half.bin half.bin", tmp_path)
     assert result.returncode == 0, result.stderr
     assert (home / "half.bin").stat().st_size == 500_000
+
+
+def test_a_restart_sweeps_what_a_killed_daemon_left_on_the_remote(gateway, remote, source, tmp_path):
+    make_user(gateway, source, "crashed")
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(64 * 1024 * 1024))
+    batch = tmp_path / "batch.txt"
+    batch.write_text("put big.bin big.bin\n")
+    env = dict(os.environ, SSHPASS="remote-password-1")
+    client = subprocess.Popen(
+        ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(gateway.sftp_port), "-b", str(batch),
+         "crashed@127.0.0.1"],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    home = remote.files / "crashed"
+    deadline = time.monotonic() + 30
+    temps: list = []
+    try:
+        while time.monotonic() < deadline and not temps:  # wait until the upload's temporary file grows
+            if home.is_dir():
+                temps = [p for p in home.iterdir() if p.name.startswith(".~upload-") and p.stat().st_size > 0]
+            time.sleep(0.05)
+        assert temps, "the upload never started on the remote server"
+        gateway.stop(kill=True)  # the daemon dies mid-upload: its temporary file stays on the remote
+        assert temps[0].exists()
+        hours_ago = time.time() - 2 * 3600
+        os.utime(temps[0], (hours_ago, hours_ago))  # as if the crash was two hours before this start
+        sub = home / "deep" / "er"
+        sub.mkdir(parents=True)
+        old_nested = sub / ".~upload-0123456789abcdef"
+        fresh = sub / ".~upload-fedcba9876543210"  # an upload that could still be running elsewhere
+        partial = sub / ".~upload-tus-0123"  # a resumable upload's partial file outlives restarts
+        normal = sub / "report.txt"
+        for path in (old_nested, fresh, partial, normal):
+            path.write_bytes(b"x" * 10)
+        for path in (old_nested, partial, normal):
+            os.utime(path, (hours_ago, hours_ago))
+    finally:
+        os.killpg(client.pid, signal.SIGKILL)
+        client.wait()
+        if gateway.process is None:
+            gateway.start()  # the sweep runs now; the next tests want the daemon running, whatever happened
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "unfinished uploads left in Legacy host" not in gateway.output():
+        time.sleep(0.1)
+    assert "removed 2 unfinished uploads left in Legacy host" in gateway.output()
+    assert not temps[0].exists() and not old_nested.exists()
+    assert fresh.exists() and partial.exists() and normal.read_bytes() == b"x" * 10
+    assert not (home / "big.bin").exists()

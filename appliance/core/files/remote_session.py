@@ -136,25 +136,9 @@ class RemoteFileSession(RemoteSessionBase):
             raise
 
     async def _remove_all(self, parts: list[str]) -> None:
-        folder = _encode(self.tree.path(parts))
         client = await self._client()
-        names = await self.tree.call(virtual(parts), parts, "openDirectory", folder)
-        children = []
-        try:
-            while True:
-                try:
-                    batch = await names.read()
-                except EOFError:
-                    break
-                children.extend(
-                    (raw.decode("utf-8", "surrogateescape"), item.get("permissions", 0))
-                    for raw, _long, item in batch
-                    if raw not in (b".", b"..")
-                )
-        finally:
-            await names.close()
-        for name, mode in children:
-            if stat.S_ISDIR(mode):
+        for name, item in await self.tree.folder_items(parts):
+            if stat.S_ISDIR(item.get("permissions", 0)):
                 await self._remove_all(parts + [name])
             else:
                 try:

@@ -31,7 +31,7 @@ from .. import netcheck
 from .quota import Limits
 from .remote_io import RemoteDownload, RemoteUpload
 from .sealed import SealedSecrets
-from .tree import TEMP_PREFIX, Entry, has_control, virtual
+from .tree import RESUMABLE_PREFIX, TEMP_PREFIX, Entry, has_control, virtual
 
 log = Logger()
 
@@ -41,6 +41,8 @@ BUSY = 16  # outstanding requests on every connection before the pool opens anot
 BLOCK = 64 * 1024  # bytes per remote READ/WRITE request
 READ_AHEAD = 32  # blocks requested ahead of a sequential reader
 WRITE_WINDOW = 4 << 20  # bytes of WRITE requests in flight before the writer makes its caller wait
+TEMP_STALE = 3600  # seconds without a write after which an upload's temporary file found at start-up is a crash's
+SWEEP_LIMIT = 200_000  # entries a start-up sweep visits on one source, at most
 FILE_MODE = 0o640
 DIR_MODE = 0o750
 
@@ -456,10 +458,23 @@ class RemoteTree:
             raise NotFound(f"No such folder: {where}")
         if not stat.S_ISDIR(attrs.get("permissions", 0)):
             raise Invalid(f"{where} is not a folder.")
-        folder = await self.call(where, parts, "openDirectory", _encode(self.path(parts)), retry=True)
         entries: list[Entry] = []
+        for name, item in await self.folder_items(parts):
+            if name.startswith(TEMP_PREFIX) or has_control(name):
+                continue
+            if stat.S_ISLNK(item.get("permissions", 0)):
+                item = await self.attrs(parts + [name]) or item
+            entries.append(_entry(name, item))
+        return entries
+
+    async def folder_items(self, parts: list[str], limit: int | None = None) -> list[tuple[str, dict]]:
+        """Every (name, attrs) in a folder as the server lists it (links not followed,
+        "." and ".." left out); with `limit`, the reading stops after about that many."""
+        where = virtual(parts)
+        folder = await self.call(where, parts, "openDirectory", _encode(self.path(parts)), retry=True)
+        items: list[tuple[str, dict]] = []
         try:
-            while True:
+            while limit is None or len(items) < limit:
                 try:
                     batch = await folder.read()
                 except EOFError:
@@ -467,18 +482,14 @@ class RemoteTree:
                 except (filetransfer.SFTPError, error.ConnectionLost) as e:
                     raise remote_error(e, where, self.remote) from None
                 for raw, _long, item in batch:
-                    name = raw.decode("utf-8", "surrogateescape")
-                    if name in (".", "..") or name.startswith(TEMP_PREFIX) or has_control(name):
-                        continue
-                    if stat.S_ISLNK(item.get("permissions", 0)):
-                        item = await self.attrs(parts + [name]) or item
-                    entries.append(_entry(name, item))
+                    if raw not in (b".", b".."):
+                        items.append((raw.decode("utf-8", "surrogateescape"), item))
         finally:
             try:
                 await folder.close()
-            except Exception:  # noqa: BLE001 - the listing is complete; a failed close changes nothing
+            except Exception:  # noqa: BLE001 - what was read is complete; a failed close changes nothing
                 pass
-        return entries
+        return items
 
     async def usage(self) -> tuple[int, int]:
         """Bytes and files under the home (links not followed, uploads in progress not counted)."""
@@ -487,32 +498,18 @@ class RemoteTree:
         while stack:
             parts = stack.pop()
             try:
-                folder = await self.call(virtual(parts), parts, "openDirectory", _encode(self.path(parts)), retry=True)
+                items = await self.folder_items(parts)
             except NotFound:
                 continue
-            try:
-                while True:
-                    try:
-                        batch = await folder.read()
-                    except EOFError:
-                        break
-                    except (filetransfer.SFTPError, error.ConnectionLost) as e:
-                        raise remote_error(e, virtual(parts), self.remote) from None
-                    for raw, _long, item in batch:
-                        name = raw.decode("utf-8", "surrogateescape")
-                        mode = item.get("permissions", 0)
-                        if name in (".", "..") or name.startswith(TEMP_PREFIX):
-                            continue
-                        if stat.S_ISDIR(mode):
-                            stack.append(parts + [name])
-                        elif stat.S_ISREG(mode):
-                            total += item.get("size", 0)
-                            files += 1
-            finally:
-                try:
-                    await folder.close()
-                except Exception:  # noqa: BLE001
-                    pass
+            for name, item in items:
+                mode = item.get("permissions", 0)
+                if name.startswith(TEMP_PREFIX):
+                    continue
+                if stat.S_ISDIR(mode):
+                    stack.append(parts + [name])
+                elif stat.S_ISREG(mode):
+                    total += item.get("size", 0)
+                    files += 1
         return total, files
 
     async def open_file(self, parts: list[str], flags: int, attrs: dict, where: str | None = None):
@@ -816,7 +813,61 @@ class RemoteSources:
             attempt.transport.loseConnection()
         return attempt.seen_fingerprint
 
+    async def sweep(self, source, now: float, limit: int = SWEEP_LIMIT) -> int:
+        """Remove what uploads cut short by a crash left under the source's folder: files
+        named TEMP_PREFIX... (not resumable partials) unchanged for TEMP_STALE seconds.
+        Visits at most `limit` entries (logged when it stops there); a folder that
+        cannot be read is passed over. Raises (Unavailable...) when the server cannot be used."""
+        tree = RemoteTree(self.pool(source), [])
+        removed = visited = 0
+        stack: list[list[str]] = [[]]
+        while stack and visited < limit:
+            parts = stack.pop()
+            try:
+                items = await tree.folder_items(parts, limit - visited)
+            except (NotFound, PermissionDenied):
+                continue
+            for name, attrs in items[: limit - visited]:
+                visited += 1
+                mode = attrs.get("permissions", 0)
+                here = parts + [name]
+                if stat.S_ISDIR(mode):
+                    stack.append(here)
+                elif _stale_upload(name, mode, attrs.get("mtime"), now):
+                    try:
+                        await tree.call(virtual(here), here, "removeFile", _encode(tree.path(here)))
+                        removed += 1
+                    except NotFound:
+                        pass
+                    except ApplianceError as e:
+                        where = virtual(here)
+                        log.warn(
+                            "could not remove {path} in {source}: {error}", path=where, source=source.name, error=e
+                        )
+        if visited >= limit:
+            log.warn(
+                "stopped looking for unfinished uploads in {source} after {count} entries: the rest waits for the "
+                "next start",
+                source=source.name,
+                count=visited,
+            )
+        if removed:
+            log.info("removed {count} unfinished uploads left in {source}", count=removed, source=source.name)
+        return removed
+
     def close(self) -> None:
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()
+
+
+def _stale_upload(name: str, mode: int, mtime, now: float) -> bool:
+    """A crashed upload's temporary file: an upload in progress keeps writing to it, so
+    its mtime stays fresh; a resumable upload's partial file outlives restarts."""
+    return (
+        stat.S_ISREG(mode)
+        and name.startswith(TEMP_PREFIX)
+        and not name.startswith(RESUMABLE_PREFIX)
+        and mtime is not None
+        and now - mtime > TEMP_STALE
+    )

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from twisted.internet import task
+from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
@@ -191,9 +191,23 @@ class FilesService:
                     removed += await self.s3.sweep(source, time.time())
                 except ApplianceError as e:
                     log.warn("could not look for unfinished uploads in {source}: {error}", source=source.name, error=e)
+        if self.remote is not None:  # remote SFTP servers side by side: a slow or down one holds up no other
+            remote = [s for s in sources if s.type == "sftp"]
+            counts = await defer.gatherResults([defer.Deferred.fromCoroutine(self._sweep_remote(s)) for s in remote])
+            removed += sum(counts)
         if removed:
             log.info("removed {count} unfinished uploads left by an earlier stop", count=removed)
         return removed
+
+    async def _sweep_remote(self, source: Source) -> int:
+        """One remote SFTP source's sweep; a failure is logged, never raised (start-up goes on)."""
+        try:
+            return await self.remote.sweep(source, time.time())
+        except ApplianceError as e:
+            log.warn("could not look for unfinished uploads in {source}: {error}", source=source.name, error=e)
+        except Exception:  # noqa: BLE001 - a bug here must not stop the other sources' sweeps
+            log.failure("looking for unfinished uploads in {source} failed", source=source.name)
+        return 0
 
 
 class FileSession:
