@@ -182,6 +182,35 @@ class Reader:
         except OSError:
             pass
 
+    def socket_slot(self) -> threading.Event | None:
+        """A transfer thread for `send_socket` (its stop flag), or None when none is free."""
+        return self._threads.transfer_slot()
+
+    async def send_socket(
+        self, sock_fd: int, offset: int, stop: threading.Event, on_data: Callable[[], None]
+    ) -> tuple[str, int]:
+        """Send the file from `offset` to its end over a connected (non-blocking)
+        socket with sendfile(2) on a transfer thread reserved with `socket_slot()`
+        (whose flag is `stop`). The caller must not write to the socket meanwhile,
+        nor close it before this returns. Returns ("end" or "stopped", bytes sent);
+        raises SocketError when the receiver went away."""
+        reactor = self._threads.reactor
+        try:
+            _check_range(offset, 0)
+            if self._closed:
+                raise Invalid("The file is already closed.")
+        except BaseException:
+            self._threads.release_slot(stop)
+            raise
+        try:
+            how, sent = await self._threads.transfer(
+                stop, _sendfile_out, sock_fd, self._fd, offset, stop, lambda: reactor.callFromThread(on_data)
+            )
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        self.bytes_read += sent
+        return how, sent
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -265,6 +294,33 @@ def _splice_in(sock_fd: int, file_fd: int, offset: int, stop: threading.Event, g
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def _sendfile_out(sock_fd: int, file_fd: int, offset: int, stop: threading.Event, tick) -> tuple[str, int]:
+    """Send `file_fd` from `offset` to its end over a socket with sendfile(2) (no byte
+    passes through Python). Runs on a transfer thread; `tick()` (on the reactor)
+    says data moved. Returns ("end" or "stopped", bytes sent); a socket error
+    raises SocketError, a disk error OSError."""
+    poller = select.poll()
+    poller.register(sock_fd, select.POLLOUT)
+    sent = 0
+    last_tick = time.monotonic()
+    while not stop.is_set():
+        try:
+            moved = os.sendfile(sock_fd, file_fd, offset + sent, SPLICE_CHUNK)
+        except BlockingIOError:
+            poller.poll(SPLICE_POLL)
+            continue
+        except (BrokenPipeError, ConnectionError) as e:
+            raise SocketError(str(e)) from None
+        if moved == 0:
+            return "end", sent
+        sent += moved
+        now = time.monotonic()
+        if now - last_tick >= SPLICE_TICK:
+            last_tick = now
+            tick()
+    return "stopped", sent
 
 
 class Writer:

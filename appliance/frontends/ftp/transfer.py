@@ -135,8 +135,8 @@ class DataChannel(ftp.DTP):
         return self.transport.fileno()
 
     def hand_over(self, stop) -> list[bytes]:
-        """Stop reading: a transfer thread reads the socket until `handed_back`.
-        Returns what arrived before."""
+        """Stop reading: a transfer thread uses the socket until `handed_back`
+        (`stop`: its flag, set by `abort`). Returns what arrived before."""
         self._handed_over = stop
         self.transport.stopReading()
         self._held = False
@@ -144,7 +144,9 @@ class DataChannel(ftp.DTP):
         return buffered
 
     def handed_back(self, how: str) -> None:
-        """The transfer thread is done with the socket: close as the upload ended."""
+        """The transfer thread is done with the socket: close it if the transfer was
+        aborted meanwhile or the client ended an upload ("eof"); a finished download
+        is closed by the transfer (`finish`)."""
         self._handed_over = None
         if not self.isConnected:
             return
@@ -447,6 +449,8 @@ class ReadFile:
         return as_deferred(self._send(consumer, offset, progress))
 
     async def _send(self, consumer, offset: int, progress) -> int:
+        if isinstance(consumer, DataChannel) and await self._send_socket(consumer, offset, progress):
+            return self.sent
         consumer.registerProducer(self, True)
         try:
             while not self._stopped:
@@ -465,6 +469,29 @@ class ReadFile:
         finally:
             consumer.unregisterProducer()
         return self.sent
+
+    async def _send_socket(self, channel: DataChannel, offset: int, progress) -> bool:
+        """Send on a transfer thread (sendfile(2): file to socket in the kernel) when
+        the data connection is plain TCP, the file a local one and a transfer
+        thread is free; False: send through the reactor."""
+        send = getattr(self.reader, "send_socket", None)
+        fd = channel.socket_fd() if send is not None else None
+        stop = self.reader.socket_slot() if fd is not None else None
+        if stop is None:
+            return False
+        channel.hand_over(stop)
+        how = "failed"
+        try:
+            how, sent = await send(fd, offset, stop, progress or (lambda: None))
+            self.sent += sent
+        except SocketError as e:
+            log.info("FTP download: the data connection failed: {error}", error=e)
+            how = "reset"
+        finally:
+            channel.handed_back(how)
+        if how == "reset":
+            channel.abort()
+        return True
 
     def pauseProducing(self):
         self._paused = True
