@@ -3,8 +3,6 @@ awaiting the admin's return from the provider) and the refresh token a source ke
 
 from __future__ import annotations
 
-import json
-
 import sqlite_utils
 
 
@@ -43,7 +41,3 @@ def sign_in_refused(db: sqlite_utils.Database, source_id: int, grant: str, messa
         [message, when, source_id, grant],
     )
 
-
-def config_of(db: sqlite_utils.Database, source_id: int) -> dict | None:
-    row = db.execute("SELECT config FROM sources WHERE id = ?", [source_id]).fetchone()
-    return json.loads(row[0]) if row else None

@@ -174,6 +174,20 @@ async def test_two_parallel_uploads_cannot_both_fit_under_the_quota(core):
 
 
 @pytest_twisted.ensureDeferred
+async def test_renaming_a_file_onto_itself_or_its_hard_link_keeps_its_bytes_counted(core):
+    session = await session_for(core, quota_bytes=1_000_000)
+    await upload(session, "/kept.bin", b"k" * 400_000)
+    usage = session.limits.usage.bytes
+    await session.rename("/kept.bin", "/kept.bin", overwrite=True)
+    os.link(os.path.join(session.tree.root, "kept.bin"), os.path.join(session.tree.root, "link.bin"))
+    await session.rename("/link.bin", "/kept.bin", overwrite=True)
+    assert session.limits.usage.bytes == usage
+    assert await download(session, "/kept.bin") == b"k" * 400_000
+    with pytest.raises(QuotaExceeded):  # still counted: 400 KB + 700 KB does not fit in 1 MB
+        await upload(session, "/more.bin", b"m" * 700_000)
+
+
+@pytest_twisted.ensureDeferred
 async def test_file_count_quota(core):
     session = await session_for(core, quota_files=1)
     await upload(session, "/one.txt", b"1")

@@ -293,6 +293,17 @@ def test_an_upload_over_quota_is_refused_and_leaves_nothing(backend, tmp_path):
     assert backend.files(user) == {"half.bin": 500_000}
 
 
+def test_a_file_renamed_onto_itself_stays_counted_in_the_quota(backend, tmp_path):
+    user = backend.user("quota-self", quota_bytes=1_000_000, protocols=["sftp"])
+    backend.seed(user, "kept.bin", b"k" * 600_000)
+    (tmp_path / "half.bin").write_bytes(os.urandom(500_000))
+    result = sftp(backend.daemon, user, PASSWORD, "rename kept.bin kept.bin", tmp_path)  # posix-rename: overwrites
+    assert result.returncode == 0, result.stderr
+    result = sftp(backend.daemon, user, PASSWORD, "put half.bin half.bin", tmp_path)
+    assert result.returncode != 0, result.stderr  # 600 KB + 500 KB is still over 1 MB
+    assert backend.files(user) == {"kept.bin": 600_000}
+
+
 def test_an_interrupted_upload_leaves_nothing_under_its_name(backend, tmp_path):
     user = backend.user("cut")
     (tmp_path / "big.bin").write_bytes(os.urandom(64 * 1024 * 1024))

@@ -178,7 +178,7 @@ class RemoteSessionBase(FileSession):
             if "overwrite" not in self.account.profile.permissions:
                 raise PermissionDenied(f"You may not overwrite files ({virtual(dst)}).")
         await self._move(src, dst, found, existing)
-        if existing is not None and existing[0] == "file":
+        if existing is not None and existing[0] == "file" and src != dst:  # onto itself: nothing goes
             self.limits.removed(existing[1])
         await self._kept(src[:-1])
         await self._changed(

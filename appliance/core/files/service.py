@@ -543,7 +543,8 @@ class FileSession:
 
     def _rename(self, src: list[str], dst: list[str], overwrite: bool) -> int | None:
         with self.tree.locate(src, follow=False) as old, self.tree.locate(dst, follow=False) as new:
-            if old.lstat() is None:
+            moved = old.lstat()
+            if moved is None:
                 raise NotFound(f"No such file or folder: {old.path}")
             existing = new.lstat()
             replaced = None
@@ -552,8 +553,8 @@ class FileSession:
                     raise AlreadyExists(f"{new.path} already exists.")
                 if "overwrite" not in self.account.profile.permissions:
                     raise PermissionDenied(f"You may not overwrite files ({new.path}).")
-                if stat.S_ISREG(existing.st_mode):
-                    replaced = existing.st_size
+                if stat.S_ISREG(existing.st_mode) and not os.path.samestat(moved, existing):
+                    replaced = existing.st_size  # (onto itself, or another link of it: nothing goes)
             try:
                 os.rename(old.name, new.name, src_dir_fd=old.dir_fd, dst_dir_fd=new.dir_fd)
             except OSError as e:
