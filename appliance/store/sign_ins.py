@@ -40,4 +40,3 @@ def sign_in_refused(db: sqlite_utils.Database, source_id: int, grant: str, messa
         "WHERE id = ? AND json_extract(config, '$.oauth.grant') = ?",
         [message, when, source_id, grant],
     )
-
