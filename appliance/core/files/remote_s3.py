@@ -86,6 +86,13 @@ class Bucket:
     def name(self) -> str:
         return f"the bucket {self.bucket} at {self.endpoint}"
 
+    @property
+    def who(self) -> str:
+        """Whose permissions the S3 service checks, in words."""
+        if self.credentials is not None:
+            return "the role the provider's sign-in assumes (config.oauth.role_arn)"
+        return f"the access key {self.access_key}"
+
     def hosts(self) -> tuple[list[str], int]:
         """The host names connections go to (virtual-hosted style: the bucket's own name too)."""
         url = urlsplit(self.endpoint)
@@ -117,6 +124,11 @@ def s3_error(e: BaseException, path: str, bucket: Bucket) -> ApplianceError:
                 "(and config.region).",
                 "bucket",
             )
+        if code in ("InvalidAccessKeyId", "InvalidToken", "ExpiredToken") and bucket.credentials is not None:
+            return S3Problem(
+                f"{bucket.endpoint} refused the temporary keys of the provider's sign-in ({code}): sign in again.",
+                "oauth",
+            )
         if code == "InvalidAccessKeyId":
             return S3Problem(
                 f"{bucket.endpoint} does not know the access key {bucket.access_key}: check config.access_key.",
@@ -142,7 +154,7 @@ def s3_error(e: BaseException, path: str, bucket: Bucket) -> ApplianceError:
             return NotFound(f"No such file or folder: {path}")
         if code in ("AccessDenied", "AllAccessDisabled", "403") or status == 403:
             return PermissionDenied(
-                f"The S3 service refused access to {path} in {bucket.name}: the access key {bucket.access_key} "
+                f"The S3 service refused access to {path} in {bucket.name}: {bucket.who} "
                 "lacks a permission there (it needs to list, read, write and delete objects)."
             )
         if code in ("SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout") or status >= 500:
@@ -727,9 +739,9 @@ class S3Sources:
                 await client.call(bucket.prefix or "/", "list_objects_v2", Prefix=prefix, MaxKeys=1)
             except PermissionDenied:
                 raise S3Problem(
-                    f"The access key {bucket.access_key} may not list {bucket.name}: it needs s3:ListBucket "
+                    f"{bucket.who[0].upper()}{bucket.who[1:]} may not list {bucket.name}: it needs s3:ListBucket "
                     "(and s3:GetObject, s3:PutObject, s3:DeleteObject) on the bucket.",
-                    "access_key",
+                    "access_key" if bucket.credentials is None else "oauth",
                 ) from None
             except NotFound:
                 raise S3Problem(
