@@ -143,6 +143,25 @@ class DataChannel(ftp.DTP):
         buffered, self._buffer = self._buffer, []
         return buffered
 
+    async def run_handed_over(self, what: str, transfer, *args) -> int:
+        """Run `transfer(*args)` (a core Reader's send_socket or Writer's receive_socket,
+        on a transfer thread, after `hand_over`); take the socket back as it ended and
+        return the bytes moved. A reset is logged and the connection aborted (the
+        transfer then ends as broken); a disk or quota error is raised on (the
+        transfer fails, and its caller resets the connection)."""
+        how = "failed"
+        moved = 0
+        try:
+            how, moved = await transfer(*args)
+        except SocketError as e:
+            log.info("FTP {what}: the data connection failed: {error}", what=what, error=e)
+            how = "reset"
+        finally:
+            self.handed_back(how)
+        if how == "reset":
+            self.abort()
+        return moved
+
     def handed_back(self, how: str) -> None:
         """The transfer thread is done with the socket: close it if the transfer was
         aborted meanwhile or the client ended an upload ("eof"); a finished download
@@ -480,17 +499,7 @@ class ReadFile:
         if stop is None:
             return False
         channel.hand_over(stop)
-        how = "failed"
-        try:
-            how, sent = await send(fd, offset, stop, progress or (lambda: None))
-            self.sent += sent
-        except SocketError as e:
-            log.info("FTP download: the data connection failed: {error}", error=e)
-            how = "reset"
-        finally:
-            channel.handed_back(how)
-        if how == "reset":
-            channel.abort()
+        self.sent += await channel.run_handed_over("download", send, fd, offset, stop, progress or (lambda: None))
         return True
 
     def pauseProducing(self):
@@ -584,18 +593,9 @@ class UploadConsumer:
         return True
 
     async def _receive_socket(self, receive, channel: DataChannel, fd: int, stop) -> None:
-        how = "failed"  # a disk or quota error: raised on, the transfer fails and resets the connection
-        try:
-            how, received = await receive(fd, self.offset, stop, self._tick)
-            self.offset += received
-            self.received += received
-        except SocketError as e:
-            log.info("FTP upload: the data connection failed: {error}", error=e)
-            how = "reset"
-        finally:
-            channel.handed_back(how)
-        if how == "reset":
-            channel.abort()
+        received = await channel.run_handed_over("upload", receive, fd, self.offset, stop, self._tick)
+        self.offset += received
+        self.received += received
 
     def _tick(self) -> None:
         if self.on_data is not None:
