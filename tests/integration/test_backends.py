@@ -19,7 +19,7 @@ import pytest
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
 from ..helpers import ADMIN_PASSWORD, make_daemon
-from .sources import BUCKET, SSHD, RemoteServer, S3Server
+from .sources import BUCKET, S3Server
 
 PASSWORD = "backend-password-1"
 PREFIX = "tenants/backends"
@@ -146,26 +146,6 @@ def gateway(tmp_path_factory):
     daemon.start()
     yield daemon
     daemon.stop()
-
-
-@pytest.fixture(scope="module")
-def remote(tmp_path_factory):
-    if not os.path.exists(SSHD):
-        pytest.skip("openssh-server is not installed (make system-deps)")
-    server = RemoteServer(tmp_path_factory.mktemp("sshd"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    pytest.importorskip("botocore.session", reason="botocore is not installed")
-    pytest.importorskip("moto.server", reason="moto is not installed (make build)")
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    server.start()
-    yield server
-    server.stop()
 
 
 def create_source(daemon, name: str, kind: str, config: dict) -> dict:

@@ -22,16 +22,6 @@ pytestmark = pytest.mark.skipif(not os.path.exists(SSHD), reason="openssh-server
 
 
 @pytest.fixture(scope="module")
-def remote(tmp_path_factory):
-    if shutil.which("sftp") is None:
-        pytest.skip("openssh-client is not installed")
-    server = RemoteServer(tmp_path_factory.mktemp("sshd"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
     daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
     daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"

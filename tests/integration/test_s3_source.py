@@ -28,14 +28,6 @@ PASSWORD = "s3-password-1"
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
     daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
     daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"

@@ -21,7 +21,7 @@ import pytest
 from ..api_client import signed_in
 from ..frontends.test_http_tus import UI_MODULES, Tus, cut_off_patch, wait_for
 from ..helpers import make_daemon
-from .sources import BUCKET, SSHD, RemoteServer, S3Server
+from .sources import BUCKET, S3Server
 from .test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 
 WRITES = ["s3:PutObject", "s3:CreateMultipartUpload", "s3:UploadPart", "s3:CompleteMultipartUpload"]
@@ -35,26 +35,6 @@ def gateway(tmp_path_factory):
     daemon.start()
     yield daemon
     daemon.stop()
-
-
-@pytest.fixture(scope="module")
-def remote(tmp_path_factory):
-    if not os.path.exists(SSHD):
-        pytest.skip("openssh-server is not installed (make system-deps)")
-    server = RemoteServer(tmp_path_factory.mktemp("sshd"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    pytest.importorskip("botocore.session", reason="botocore is not installed")
-    pytest.importorskip("moto.server", reason="moto is not installed (make build)")
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module", params=["sftp", "s3"])
