@@ -55,6 +55,17 @@ def console(tmp_path, console_built) -> Daemon:
 
 
 @pytest.fixture
+def loopback_console(tmp_path, console_built) -> Daemon:
+    """A daemon of this test's own that may reach sources on 127.0.0.1 (the test's sshd, moto)."""
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
+    daemon.start()
+    daemon.url = f"http://127.0.0.1:{daemon.http_port}"
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture
 def uninitialised_console(tmp_path, console_built) -> Daemon:
     """A daemon on an empty data dir: the console shows the first-run setup."""
     daemon = make_daemon(tmp_path, start=False)

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ..frontends.sftp_client import sftp, sha256
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD
 from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
 from ..integration.test_backends import PREFIX, BucketBackend, FolderBackend
 from .helpers_console import menu, sign_in, sign_out
@@ -27,14 +27,8 @@ USER_PASSWORD = "acceptance-password-1"
 
 
 @pytest.fixture
-def daemon(tmp_path, console_built):
-    """A daemon of this test's own that may reach sources on 127.0.0.1 (as in test_remote_upload.py)."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
-    daemon.url = f"http://127.0.0.1:{daemon.http_port}"
-    yield daemon
-    daemon.stop()
+def daemon(loopback_console):
+    return loopback_console
 
 
 @pytest.fixture(params=["s3", "sftp"])

@@ -10,7 +10,6 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from ..helpers import make_daemon
 from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
 from ..integration.test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 from ..integration.test_tus_remote import refuse_writes
@@ -20,14 +19,8 @@ MIB = 1024 * 1024
 
 
 @pytest.fixture
-def remote_console(tmp_path, console_built):
-    """A daemon of this test's own that may reach sources on 127.0.0.1."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
-    daemon.url = f"http://127.0.0.1:{daemon.http_port}"
-    yield daemon
-    daemon.stop()
+def remote_console(loopback_console):
+    return loopback_console
 
 
 @pytest.fixture(params=["s3", "sftp"])
