@@ -302,6 +302,13 @@ def test_a_restart_sweeps_what_a_killed_daemon_left_on_the_remote(gateway, remot
         assert temps, "the upload never started on the remote server"
         gateway.stop(kill=True)  # the daemon dies mid-upload: its temporary file stays on the remote
         assert temps[0].exists()
+        # the remote's sftp-server may still write what it had queued: wait until it is done
+        last, steady_since = None, time.monotonic()
+        while time.monotonic() - steady_since < 1 and time.monotonic() < deadline + 30:
+            seen = temps[0].stat()
+            if (seen.st_size, seen.st_mtime_ns) != last:
+                last, steady_since = (seen.st_size, seen.st_mtime_ns), time.monotonic()
+            time.sleep(0.1)
         hours_ago = time.time() - 2 * 3600
         os.utime(temps[0], (hours_ago, hours_ago))  # as if the crash was two hours before this start
         sub = home / "deep" / "er"
@@ -322,7 +329,8 @@ def test_a_restart_sweeps_what_a_killed_daemon_left_on_the_remote(gateway, remot
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "unfinished uploads left in Legacy host" not in gateway.output():
         time.sleep(0.1)
-    assert "removed 2 unfinished uploads left in Legacy host" in gateway.output()
+    output = gateway.output()
+    assert "removed 2 unfinished uploads left in Legacy host" in output, output[-3000:]
     assert not temps[0].exists() and not old_nested.exists()
     assert fresh.exists() and partial.exists() and normal.read_bytes() == b"x" * 10
     assert not (home / "big.bin").exists()
