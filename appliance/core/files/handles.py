@@ -33,6 +33,7 @@ WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
 IOV_MAX = 1024  # buffers per pwritev() (Linux's limit)
 MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
 SPLICE_CHUNK = 1 << 20  # bytes per splice() from a socket (and the pipe's size, when the kernel allows it)
+SENDFILE_CHUNK = 256 << 10  # bytes per sendfile() to a socket: shorter holds of the socket let its ACKs in
 SPLICE_GRANT = 16 << 20  # bytes of quota a socket upload takes from the reactor at a time
 SPLICE_TICK = 0.5  # seconds between a socket upload's progress reports (its stall timer)
 SPLICE_POLL = 200  # ms a transfer thread waits for data before it looks at its stop flag again
@@ -307,7 +308,7 @@ def _sendfile_out(sock_fd: int, file_fd: int, offset: int, stop: threading.Event
     last_tick = time.monotonic()
     while not stop.is_set():
         try:
-            moved = os.sendfile(sock_fd, file_fd, offset + sent, SPLICE_CHUNK)
+            moved = os.sendfile(sock_fd, file_fd, offset + sent, SENDFILE_CHUNK)
         except BlockingIOError:
             poller.poll(SPLICE_POLL)
             continue
