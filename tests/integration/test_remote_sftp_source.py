@@ -1,12 +1,12 @@
 """Remote SFTP sources end to end: a real OpenSSH sshd started here on 127.0.0.1
 (its own config, host key and authorized key for the current user), a source
 made through the admin API (with [sources] allow_loopback on), a profile on it,
-and OpenSSH's sftp against the appliance."""
+and OpenSSH's sftp against the appliance. The round trips by FTP and HTTP and the
+quota run over every backend in test_backends.py."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -113,8 +113,10 @@ def test_a_path_escape_is_refused(gateway, remote, source, tmp_path):
     assert not (tmp_path / "got.txt").exists()
 
 
-def test_an_interrupted_upload_leaves_nothing_under_its_name(gateway, remote, source, tmp_path):
-    make_user(gateway, source, "cutoff")
+def start_big_upload(gateway, remote, source, username: str, tmp_path):
+    """A 64 MiB `put` by OpenSSH's sftp, under way: (the client, the user's remote
+    home, the upload's temporary file once it has grown)."""
+    make_user(gateway, source, username)
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(64 * 1024 * 1024))
     batch = tmp_path / "batch.txt"
@@ -122,16 +124,25 @@ def test_an_interrupted_upload_leaves_nothing_under_its_name(gateway, remote, so
     env = dict(os.environ, SSHPASS="remote-password-1")
     client = subprocess.Popen(
         ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(gateway.sftp_port), "-b", str(batch),
-         "cutoff@127.0.0.1"],
+         f"{username}@127.0.0.1"],
         env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    home = remote.files / "cutoff"
+    home = remote.files / username
     deadline = time.monotonic() + 30
-    started = False
-    while time.monotonic() < deadline and not started:  # wait until the upload's temporary file grows
-        started = home.is_dir() and any(p.stat().st_size > 0 for p in home.iterdir() if p.name.startswith("."))
+    temps: list = []
+    while time.monotonic() < deadline and not temps:  # wait until the upload's temporary file grows
+        if home.is_dir():
+            temps = [p for p in home.iterdir() if p.name.startswith(".~upload-") and p.stat().st_size > 0]
         time.sleep(0.05)
-    assert started, "the upload never started on the remote server"
+    if not temps:
+        os.killpg(client.pid, signal.SIGKILL)
+        client.wait()
+    assert temps, "the upload never started on the remote server"
+    return client, home, temps[0]
+
+
+def test_an_interrupted_upload_leaves_nothing_under_its_name(gateway, remote, source, tmp_path):
+    client, home, _ = start_big_upload(gateway, remote, source, "cutoff", tmp_path)
     os.killpg(client.pid, signal.SIGKILL)
     client.wait()
     deadline = time.monotonic() + 20
@@ -202,104 +213,11 @@ def test_the_pool_reconnects_after_the_remote_drops_its_connections(gateway, rem
     assert (tmp_path / "back.txt").read_text() == "before"
 
 
-def test_round_trip_over_ftp_with_lftp_and_curl(gateway, remote, source, tmp_path):
-    if shutil.which("lftp") is None or shutil.which("curl") is None:
-        pytest.skip("needs lftp and curl")
-    make_user(gateway, source, "ftpgw")
-    payload = tmp_path / "blob.bin"
-    payload.write_bytes(os.urandom(2 * 1024 * 1024 + 7))
-    (tmp_path / "back").mkdir()
-    script = (
-        "set ftp:passive-mode on; set ftp:ssl-allow no; set net:max-retries 1; "
-        f"mkdir sub; put {payload} -o sub/blob.bin; mv sub/blob.bin sub/moved.bin; "
-        f"get sub/moved.bin -o {tmp_path / 'back' / 'moved.bin'}; cls -l sub; bye"
-    )
-    result = subprocess.run(
-        ["lftp", "-u", "ftpgw,remote-password-1", "-p", str(gateway.ftp_port), "-e", script, "127.0.0.1"],
-        capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert result.returncode == 0, (result.stdout + result.stderr).decode(errors="replace")
-    assert b"moved.bin" in result.stdout
-    assert sha256(remote.files / "ftpgw" / "sub" / "moved.bin") == sha256(payload)
-    assert sha256(tmp_path / "back" / "moved.bin") == sha256(payload)
-    # a resumed download (REST) from an offset, with curl
-    url = f"ftp://ftpgw:remote-password-1@127.0.0.1:{gateway.ftp_port}/sub/moved.bin"
-    part = subprocess.run(["curl", "-sS", "--ftp-pasv", "-C", "1000000", url], capture_output=True, timeout=60)
-    assert part.returncode == 0, part.stderr
-    assert part.stdout == payload.read_bytes()[1000000:]
-    deleted = subprocess.run(["curl", "-sS", "--ftp-pasv", "-Q", "DELE /sub/moved.bin", url.rsplit("/", 2)[0] + "/"],
-                             capture_output=True, timeout=60)  # fmt: skip
-    assert deleted.returncode == 0, deleted.stderr
-    assert not (remote.files / "ftpgw" / "sub" / "moved.bin").exists()
-
-
-def test_round_trip_over_http(gateway, remote, source):
-    make_user(gateway, source, "webgw")
-    api = signed_in(gateway, "webgw", "remote-password-1")
-    data = os.urandom(2 * 1024 * 1024 + 5)
-    body = (
-        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="q3/report.bin"\r\n'
-        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
-    )
-    up = api.post(
-        "files/upload/?path=/reports", raw=body, headers={"Content-Type": "multipart/form-data; boundary=XyZ"}
-    )
-    assert up.status == 201, up.body
-    assert (remote.files / "webgw" / "reports" / "q3" / "report.bin").read_bytes() == data
-    listing = api.get("files/?path=/reports/q3").body
-    assert [(e["name"], e["size"]) for e in listing["entries"]] == [("report.bin", len(data))]
-    down = api.get("files/download/?path=/reports/q3/report.bin")
-    assert down.status == 200 and down.raw == data
-    part = api.get("files/download/?path=/reports/q3/report.bin", headers={"Range": "bytes=100000-199999"})
-    assert part.status == 206 and part.raw == data[100000:200000]
-    assert api.post("files/rename/", {"path": "/reports", "new_path": "/kept"}).status == 200
-    assert api.delete("files/?path=/kept").status == 204  # a folder with everything in it
-    assert api.get("files/?path=/").body["entries"] == []
-    assert list((remote.files / "webgw").iterdir()) == []
-    assert api.get("files/?path=/../..").status == 403
-
-
-def test_a_quota_holds_on_the_remote_source(gateway, remote, source, tmp_path):
-    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
-    reply = admin.post(
-        "profiles/",
-        {"username": "quoted", "email": "quoted@example.com", "password": "remote-password-1", "source": source["id"],
-         "quota_bytes": 1_000_000, "protocols": ["sftp"]},
-    )  # fmt: skip
-    assert reply.status == 201, reply.body
-    home = remote.files / "quoted"
-    home.mkdir()
-    (home / "already.bin").write_bytes(b"x" * 600_000)  # counted by the walk of the remote home
-    (tmp_path / "half.bin").write_bytes(os.urandom(500_000))
-    result = sftp(gateway, "quoted", "remote-password-1", "put half.bin half.bin", tmp_path)
-    assert result.returncode != 0, result.stderr
-    assert sorted(p.name for p in home.iterdir()) == ["already.bin"]  # nothing kept, no temporary left
-    result = sftp(gateway, "quoted", "remote-password-1", "rm already.bin\nput half.bin half.bin", tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert (home / "half.bin").stat().st_size == 500_000
-
-
 def test_a_restart_sweeps_what_a_killed_daemon_left_on_the_remote(gateway, remote, source, tmp_path):
-    make_user(gateway, source, "crashed")
-    big = tmp_path / "big.bin"
-    big.write_bytes(os.urandom(64 * 1024 * 1024))
-    batch = tmp_path / "batch.txt"
-    batch.write_text("put big.bin big.bin\n")
-    env = dict(os.environ, SSHPASS="remote-password-1")
-    client = subprocess.Popen(
-        ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(gateway.sftp_port), "-b", str(batch),
-         "crashed@127.0.0.1"],
-        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    home = remote.files / "crashed"
+    client, home, temp = start_big_upload(gateway, remote, source, "crashed", tmp_path)
     deadline = time.monotonic() + 30
-    temps: list = []
+    temps = [temp]
     try:
-        while time.monotonic() < deadline and not temps:  # wait until the upload's temporary file grows
-            if home.is_dir():
-                temps = [p for p in home.iterdir() if p.name.startswith(".~upload-") and p.stat().st_size > 0]
-            time.sleep(0.05)
-        assert temps, "the upload never started on the remote server"
         gateway.stop(kill=True)  # the daemon dies mid-upload: its temporary file stays on the remote
         assert temps[0].exists()
         # the remote's sftp-server may still write what it had queued: wait until it is done

@@ -2,7 +2,8 @@
 over HTTP) started here on 127.0.0.1 with IAM authentication on (so wrong keys
 are refused as by S3), a bucket and an access key made through its API, a source
 made through the admin API (with [sources] allow_loopback on), a profile on it,
-and OpenSSH's sftp, lftp, curl and the HTTP API against the appliance."""
+and OpenSSH's sftp and curl against the appliance. The round trips by FTP and HTTP,
+the quota and the rename onto itself run over every backend in test_backends.py."""
 
 from __future__ import annotations
 
@@ -191,74 +192,6 @@ def test_wrong_credentials_and_a_missing_bucket_are_refused_at_creation(gateway,
     assert reply.status == 400 and "config.prefix" in reply.body["config"][0], reply.body
     names = {s["name"] for s in admin.get("sources/").body["results"]}
     assert not names & {"Wrong key", "Wrong secret", "No bucket", "Closed", "Metadata", "Bad URL", "Escape"}
-
-
-def test_round_trip_over_ftp_with_lftp_and_curl(gateway, s3, source, tmp_path):
-    if shutil.which("lftp") is None or shutil.which("curl") is None:
-        pytest.skip("needs lftp and curl")
-    make_user(gateway, source, "ftpgw")
-    payload = tmp_path / "blob.bin"
-    payload.write_bytes(os.urandom(2 * 1024 * 1024 + 7))
-    (tmp_path / "back").mkdir()
-    script = (
-        "set ftp:passive-mode on; set ftp:ssl-allow no; set net:max-retries 1; "
-        f"mkdir sub; put {payload} -o sub/blob.bin; mv sub/blob.bin sub/moved.bin; "
-        f"get sub/moved.bin -o {tmp_path / 'back' / 'moved.bin'}; cls -l sub; bye"
-    )
-    result = subprocess.run(
-        ["lftp", "-u", f"ftpgw,{PASSWORD}", "-p", str(gateway.ftp_port), "-e", script, "127.0.0.1"],
-        capture_output=True, timeout=90, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert result.returncode == 0, (result.stdout + result.stderr).decode(errors="replace")
-    assert b"moved.bin" in result.stdout
-    assert s3.body("tenants/acme/ftpgw/sub/moved.bin") == payload.read_bytes()
-    assert sha256(tmp_path / "back" / "moved.bin") == sha256(payload)
-    url = f"ftp://ftpgw:{PASSWORD}@127.0.0.1:{gateway.ftp_port}/sub/moved.bin"
-    part = subprocess.run(["curl", "-sS", "--ftp-pasv", "-C", "1000000", url], capture_output=True, timeout=60)
-    assert part.returncode == 0, part.stderr
-    assert part.stdout == payload.read_bytes()[1000000:]  # REST: a ranged read
-    deleted = subprocess.run(["curl", "-sS", "--ftp-pasv", "-Q", "DELE /sub/moved.bin", url.rsplit("/", 2)[0] + "/"],
-                             capture_output=True, timeout=60)  # fmt: skip
-    assert deleted.returncode == 0, deleted.stderr
-    assert s3.keys("tenants/acme/ftpgw/") == {"tenants/acme/ftpgw/sub/": 0}
-
-
-def test_round_trip_over_http(gateway, s3, source):
-    make_user(gateway, source, "webgw")
-    api = signed_in(gateway, "webgw", PASSWORD)
-    data = os.urandom(2 * 1024 * 1024 + 5)
-    body = (
-        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="q3/report.bin"\r\n'
-        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
-    )
-    up = api.post(
-        "files/upload/?path=/reports", raw=body, headers={"Content-Type": "multipart/form-data; boundary=XyZ"}
-    )
-    assert up.status == 201, up.body
-    assert s3.body("tenants/acme/webgw/reports/q3/report.bin") == data
-    listing = api.get("files/?path=/reports/q3").body
-    assert [(e["name"], e["size"]) for e in listing["entries"]] == [("report.bin", len(data))]
-    down = api.get("files/download/?path=/reports/q3/report.bin")
-    assert down.status == 200 and down.raw == data
-    part = api.get("files/download/?path=/reports/q3/report.bin", headers={"Range": "bytes=100000-199999"})
-    assert part.status == 206 and part.raw == data[100000:200000]
-    assert api.post("files/rename/", {"path": "/reports", "new_path": "/kept"}).status == 200
-    assert api.get("files/?path=/kept/q3").body["entries"][0]["name"] == "report.bin"
-    assert api.delete("files/?path=/kept").status == 204  # a folder with everything in it
-    assert api.get("files/?path=/").body["entries"] == []
-    assert s3.keys("tenants/acme/webgw/") == {}
-
-
-def test_a_quota_holds_on_the_s3_source(gateway, s3, source, tmp_path):
-    make_user(gateway, source, "quoted", quota_bytes=1_000_000, protocols=["sftp"])
-    s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/quoted/already.bin", Body=b"x" * 600_000)
-    (tmp_path / "half.bin").write_bytes(os.urandom(500_000))
-    result = sftp(gateway, "quoted", PASSWORD, "put half.bin half.bin", tmp_path)
-    assert result.returncode != 0, result.stderr
-    assert list(s3.keys("tenants/acme/quoted/")) == ["tenants/acme/quoted/already.bin"]
-    result = sftp(gateway, "quoted", PASSWORD, "rm already.bin\nput half.bin half.bin", tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert s3.keys("tenants/acme/quoted/") == {"tenants/acme/quoted/half.bin": 500_000}
 
 
 def test_appending_copies_the_existing_object_in(gateway, s3, source, tmp_path):
