@@ -7,15 +7,13 @@ connected. moto's server stands in for the S3 service and its STS."""
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from ..helpers import ADMIN_PASSWORD, make_daemon
 from ..integration.oauth_standin import CLIENT_ID, CLIENT_SECRET, StandInProvider
-from ..integration.sources import BUCKET, S3Server
+from ..integration.sources import BUCKET, web_identity_s3
 from .conftest import screenshot
 from .helpers_console import menu, sign_in
 
@@ -31,19 +29,7 @@ def provider():
 
 @pytest.fixture
 def s3(tmp_path, provider):
-    import json
-
-    server = S3Server(tmp_path / "s3")
-    server.folder.mkdir()
-    server.command = [sys.executable, str(Path(__file__).parent.parent / "integration" / "moto_web_identity.py")]
-    server.env = {"STANDIN_JWT_KEY": provider.jwt_key, "STANDIN_CLIENT_ID": CLIENT_ID}
-    server.start()
-    iam = server.client("iam", server.access_key, server.secret_key)
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": provider.url},
-                                                     "Action": "sts:AssumeRoleWithWebIdentity"}]}  # fmt: skip
-    server.role_arn = iam.create_role(RoleName="files", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
-    iam.put_role_policy(RoleName="files", PolicyName="files", PolicyDocument=json.dumps(policy))
+    server = web_identity_s3(tmp_path / "s3", provider)
     yield server
     server.stop()
 

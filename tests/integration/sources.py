@@ -144,3 +144,23 @@ class S3Server:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(10)
         self.process = None
+
+
+def web_identity_s3(folder: Path, provider) -> S3Server:
+    """moto's server (a stand-in) letting AssumeRoleWithWebIdentity through for the
+    stand-in provider's id_tokens, started, with a role `files` that the provider's
+    users may assume and that may do anything in S3 (`server.role_arn`)."""
+    from .oauth_standin import CLIENT_ID
+
+    server = S3Server(folder)
+    server.folder.mkdir(parents=True, exist_ok=True)
+    server.command = [sys.executable, str(Path(__file__).with_name("moto_web_identity.py"))]
+    server.env = {"STANDIN_JWT_KEY": provider.jwt_key, "STANDIN_CLIENT_ID": CLIENT_ID}
+    server.start()
+    iam = server.client("iam", server.access_key, server.secret_key)
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": provider.url},
+                                                     "Action": "sts:AssumeRoleWithWebIdentity"}]}  # fmt: skip
+    server.role_arn = iam.create_role(RoleName="files", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    iam.put_role_policy(RoleName="files", PolicyName="files", PolicyDocument=json.dumps(policy))
+    return server

@@ -8,11 +8,9 @@ code and state to sources/callback/; a profile on the source then moves files by
 from __future__ import annotations
 
 import json
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +18,7 @@ from ..api_client import signed_in
 from ..frontends.sftp_client import sftp, sha256
 from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
 from .oauth_standin import CLIENT_ID, CLIENT_SECRET, StandInProvider, s256
-from .sources import BUCKET, S3Server
+from .sources import BUCKET, web_identity_s3
 
 pytest.importorskip("botocore.session", reason="botocore is not installed")
 pytest.importorskip("moto.server", reason="moto is not installed (make build)")
@@ -39,16 +37,7 @@ def provider():
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory, provider):
-    server = S3Server(tmp_path_factory.mktemp("s3-oidc"))
-    server.command = [sys.executable, str(Path(__file__).with_name("moto_web_identity.py"))]
-    server.env = {"STANDIN_JWT_KEY": provider.jwt_key, "STANDIN_CLIENT_ID": CLIENT_ID}
-    server.start()
-    iam = server.client("iam", server.access_key, server.secret_key)
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": provider.url},
-                                                     "Action": "sts:AssumeRoleWithWebIdentity"}]}  # fmt: skip
-    server.role_arn = iam.create_role(RoleName="files", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
-    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
-    iam.put_role_policy(RoleName="files", PolicyName="files", PolicyDocument=json.dumps(policy))
+    server = web_identity_s3(tmp_path_factory.mktemp("s3-oidc"), provider)
     yield server
     server.stop()
 
