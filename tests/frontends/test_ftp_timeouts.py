@@ -4,6 +4,8 @@ transfer timeouts and a masquerade address), and refusals as connections open
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from types import SimpleNamespace
 
@@ -63,6 +65,29 @@ def test_a_stalled_upload_times_out_and_leaves_nothing(impatient):
         assert not (home / "stalled.bin").exists()
         # The control connection is still usable (its idle timer restarted).
         assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_a_stalled_download_times_out_and_the_next_one_is_whole(impatient):
+    """A client that stops reading a plain download (sent by sendfile from the
+    reactor) gets 426 after the transfer timeout, and the session goes on."""
+    home = impatient.home("sleepy")
+    home.mkdir(parents=True, exist_ok=True)
+    data = os.urandom(32 << 20)
+    (home / "big.bin").write_bytes(data)
+    with RawFTP(impatient.ftp_port, timeout=30) as ftp:
+        ftp.login("sleepy", PASSWORD)
+        conn = ftp.data(ftp.epsv())
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        assert ftp.cmd("RETR big.bin")[0] == 150
+        assert conn.recv(4096)  # under way; then nothing more is read
+        code, text = ftp.reply()
+        assert code == 426 and "timed out" in text
+        conn.close()
+        assert ftp.cmd("NOOP")[0] == 200
+        conn = ftp.data(ftp.epsv())
+        assert ftp.cmd("RETR big.bin")[0] == 150
+        assert read_all(conn) == data
+        assert ftp.reply()[0] == 226
 
 
 def test_pasv_announces_the_masquerade_address_but_listens_on_the_control_address(impatient):

@@ -24,6 +24,7 @@ from twisted.internet.threads import blockingCallFromThread
 from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded
 from ...threads import Threads
 from .quota import Limits
+from .socket_send import ReactorSend, SocketError, StopFlag, memory_check
 from .tree import Location, os_error
 
 READ_AHEAD = 1 << 20  # bytes fetched per disk read for a sequential reader, at most
@@ -33,7 +34,7 @@ WRITE_BUFFER = 1 << 20  # bytes gathered before a disk write
 IOV_MAX = 1024  # buffers per pwritev() (Linux's limit)
 MAX_OFFSET = (1 << 63) - 1  # the largest file offset the kernel takes (off_t)
 SPLICE_CHUNK = 1 << 20  # bytes per splice() from a socket (and the pipe's size, when the kernel allows it)
-SENDFILE_CHUNK = 256 << 10  # bytes per sendfile() to a socket: shorter holds of the socket let its ACKs in
+SENDFILE_CHUNK = 256 << 10  # bytes per sendfile() from a transfer thread: shorter holds of the socket let its ACKs in
 SPLICE_GRANT = 16 << 20  # bytes of quota a socket upload takes from the reactor at a time
 SPLICE_TICK = 0.5  # seconds between a socket upload's progress reports (its stall timer)
 SPLICE_POLL = 200  # ms a transfer thread waits for data before it looks at its stop flag again
@@ -92,6 +93,7 @@ class Reader:
         self.bytes_read = 0
         self.reads = 0
         self._closed = False
+        self._memory_check: str | None | bool = False  # socket_send.memory_check's answer, once asked
 
     def fileno(self) -> int:
         return self._fd
@@ -184,29 +186,43 @@ class Reader:
             pass
 
     def socket_slot(self) -> threading.Event | None:
-        """A transfer thread for `send_socket` (its stop flag), or None when none is free."""
+        """A stop flag for `send_socket`, or None when it cannot run now. The file
+        is sent from the reactor when the kernel can tell which of its pages are
+        in memory (socket_send.py), else from a transfer thread, reserved here:
+        None when every one is busy."""
+        if self._memory_check is False:
+            self._memory_check = memory_check(self._fd)
+        if self._memory_check is not None:
+            return StopFlag()
         return self._threads.transfer_slot()
 
     async def send_socket(
         self, sock_fd: int, offset: int, stop: threading.Event, on_data: Callable[[], None]
     ) -> tuple[str, int]:
         """Send the file from `offset` to its end over a connected (non-blocking)
-        socket with sendfile(2) on a transfer thread reserved with `socket_slot()`
-        (whose flag is `stop`). The caller must not write to the socket meanwhile,
-        nor close it before this returns. Returns ("end" or "stopped", bytes sent);
-        raises SocketError when the receiver went away."""
+        socket with sendfile(2), from the reactor or from a transfer thread as
+        `socket_slot()` (whose flag is `stop`) decided. The caller must not read
+        or write the socket meanwhile, nor close it before this returns. Returns
+        ("end" or "stopped", bytes sent); raises SocketError when the receiver
+        went away."""
         reactor = self._threads.reactor
+        on_thread = not isinstance(stop, StopFlag)
         try:
             _check_range(offset, 0)
             if self._closed:
                 raise Invalid("The file is already closed.")
         except BaseException:
-            self._threads.release_slot(stop)
+            if on_thread:
+                self._threads.release_slot(stop)
             raise
         try:
-            how, sent = await self._threads.transfer(
-                stop, _sendfile_out, sock_fd, self._fd, offset, stop, lambda: reactor.callFromThread(on_data)
-            )
+            if on_thread:
+                how, sent = await self._threads.transfer(
+                    stop, _sendfile_out, sock_fd, self._fd, offset, stop, lambda: reactor.callFromThread(on_data)
+                )
+            else:
+                sender = ReactorSend(self._threads, sock_fd, self._fd, offset, stop, on_data, self._memory_check)
+                how, sent = await sender.run()
         except OSError as e:
             raise os_error(e, self.path) from None
         self.bytes_read += sent
@@ -237,10 +253,6 @@ def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
             written -= len(chunk)
         else:
             chunks = chunks[len(batch) :]
-
-
-class SocketError(Exception):
-    """The socket side of a socket upload failed (a reset): the upload is incomplete."""
 
 
 def _splice_in(sock_fd: int, file_fd: int, offset: int, stop: threading.Event, grant, tick) -> tuple[str, int]:

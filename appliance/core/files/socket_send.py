@@ -1,0 +1,226 @@
+"""Plain-TCP downloads sent from the reactor with sendfile(2).
+
+Each time the socket can take more, one sendfile() of SEND_CHUNK moves page-cache
+pages into it: no byte passes through Python, and nothing sits between the
+socket's readiness and the next send. (A transfer thread looping on sendfile()
+measured half this rate on two cores, with the client on the other one.)
+
+A sendfile() that would wait for the disk must not run on the reactor, so each
+chunk is checked first with a one-byte RWF_NOWAIT read of its last page (and of
+the first page of the first chunk). A chunk not in memory is read in (WARM_AHEAD
+bytes at a time, on the work pool) before it is sent. Files on an in-memory
+filesystem (tmpfs, ramfs) need no check. Where the kernel can tell neither (a
+filesystem without RWF_NOWAIT, such as NFS or FUSE), `memory_check` returns None
+and the caller sends from a transfer thread instead.
+
+The check looks at the chunk's ends only: a page evicted from the middle of a
+cached chunk is read by sendfile() itself, once, on the reactor.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
+
+from ...threads import Threads
+
+SEND_CHUNK = 128 << 10  # bytes per sendfile(): one per writable event, so other connections get their turn
+WARM_AHEAD = 4 << 20  # bytes read into the page cache at once when a chunk is not there
+TICK = 0.5  # seconds between progress reports (the caller's stall timer)
+IN_MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
+_NOWAIT = getattr(os, "RWF_NOWAIT", None)
+
+
+class SocketError(Exception):
+    """The socket side of a socket transfer failed (a reset): it is incomplete."""
+
+
+class StopFlag(threading.Event):
+    """A transfer's stop flag that also tells a reactor-side send at once (a
+    thread looks at its flag between sends; the reactor must be told)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_set: Callable[[], None] | None = None
+
+    def set(self) -> None:
+        super().set()
+        if self.on_set is not None:
+            self.on_set()
+
+
+def memory_check(fd: int) -> str | None:
+    """How a reactor-side send of `fd` learns that a chunk is in memory: "probe"
+    (RWF_NOWAIT reads), "always" (an in-memory filesystem), or None (it cannot:
+    send from a thread)."""
+    if _NOWAIT is None:
+        return None
+    try:
+        os.preadv(fd, [bytearray(1)], 0, _NOWAIT)
+        return "probe"
+    except BlockingIOError:
+        return "probe"
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            return None
+    st_dev = os.fstat(fd).st_dev
+    return "always" if _filesystem(os.major(st_dev), os.minor(st_dev)) in IN_MEMORY_FILESYSTEMS else None
+
+
+@functools.lru_cache(maxsize=64)
+def _filesystem(major: int, minor: int) -> str | None:
+    """The type of the filesystem mounted from device major:minor (/proc/self/mountinfo)."""
+    wanted = f"{major}:{minor}"
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) > 2 and fields[2] == wanted and "-" in fields:
+                    return fields[fields.index("-") + 1]
+    except OSError:
+        pass
+    return None
+
+
+class ReactorSend:
+    """Send `file_fd` from `offset` to its end over the non-blocking socket
+    `sock_fd` from the reactor (an IWriteDescriptor while it runs). `run()`
+    returns ("end" or "stopped", bytes sent); a socket failure is a
+    SocketError, a disk error an OSError. The socket's own transport must
+    neither read nor write meanwhile."""
+
+    def __init__(
+        self,
+        threads: Threads,
+        sock_fd: int,
+        file_fd: int,
+        offset: int,
+        stop: StopFlag,
+        on_data: Callable[[], None],
+        check: str,
+    ):
+        self._threads = threads
+        self._reactor = threads.reactor
+        self._sock = sock_fd
+        self._file = file_fd
+        self._offset = offset
+        self._stop = stop
+        self._on_data = on_data
+        self._check = check
+        self._probe = bytearray(1)
+        self._warm_buffer: bytearray | None = None
+        self._warming = False
+        self._writing = False
+        self._last_tick = time.monotonic()
+        self._done: Deferred = Deferred()
+        self.sent = 0
+
+    def run(self) -> Deferred:
+        self._stop.on_set = self._stopped
+        if self._stop.is_set():
+            self._finish(("stopped", 0))
+        elif self._check == "probe" and not self._in_memory(self._offset):
+            self._warm(self._offset)
+        else:
+            self._start_writing()
+        return self._done
+
+    # IWriteDescriptor
+
+    def fileno(self) -> int:
+        return self._sock
+
+    def logPrefix(self) -> str:
+        return "sendfile"
+
+    def doWrite(self) -> None:
+        position = self._offset + self.sent
+        try:
+            if self._check == "probe" and not self._in_memory(position + SEND_CHUNK - 1):
+                self._warm(position)
+                return
+            moved = os.sendfile(self._sock, self._file, position, SEND_CHUNK)
+        except BlockingIOError:
+            return
+        except (BrokenPipeError, ConnectionError) as e:
+            self._finish(Failure(SocketError(str(e))))
+            return
+        except OSError as e:
+            self._finish(Failure(e))
+            return
+        if moved == 0:
+            self._finish(("end", self.sent))
+            return
+        self.sent += moved
+        now = time.monotonic()
+        if now - self._last_tick >= TICK:
+            self._last_tick = now
+            self._on_data()
+
+    def connectionLost(self, reason: Failure) -> None:
+        """The reactor dropped the socket: an error or hang-up on it, or shutdown."""
+        self._writing = False
+        self._finish(Failure(SocketError(reason.getErrorMessage())))
+
+    # the rest
+
+    def _in_memory(self, position: int) -> bool:
+        """Is the page holding byte `position` in memory (or past the end)?"""
+        try:
+            os.preadv(self._file, [self._probe], position, _NOWAIT)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _warm(self, position: int) -> None:
+        """Read WARM_AHEAD bytes from `position` into the page cache on the work
+        pool, then send again. The descriptor stays open until this is back,
+        however the send ends meanwhile."""
+        self._stop_writing()
+        if self._warm_buffer is None:
+            self._warm_buffer = bytearray(WARM_AHEAD)
+        self._warming = True
+        d = self._threads.work(os.preadv, self._file, [self._warm_buffer], position)
+        d.addCallbacks(self._warmed, self._warm_failed)
+
+    def _warmed(self, _read: int) -> None:
+        self._warming = False
+        if self._stop.is_set():
+            self._finish(("stopped", self.sent))
+        elif not self._done.called:
+            self._start_writing()
+
+    def _warm_failed(self, failure: Failure) -> None:
+        self._warming = False
+        self._finish(failure)
+
+    def _stopped(self) -> None:
+        if not self._warming:  # a read in flight ends the send when it is back
+            self._finish(("stopped", self.sent))
+
+    def _start_writing(self) -> None:
+        if not self._writing:
+            self._writing = True
+            self._reactor.addWriter(self)
+
+    def _stop_writing(self) -> None:
+        if self._writing:
+            self._writing = False
+            self._reactor.removeWriter(self)
+
+    def _finish(self, result) -> None:
+        self._stop_writing()
+        if self._done.called or self._warming:
+            return
+        self._stop.on_set = None
+        if isinstance(result, Failure):
+            self._done.errback(result)
+        else:
+            self._done.callback(result)

@@ -1,0 +1,184 @@
+"""Plain-TCP downloads sent from the reactor with sendfile(2): a file in memory
+goes out chunk by chunk, a file not in memory is read in on the work pool first
+(never by sendfile on the reactor), a stop ends the send at once even when the
+client reads nothing, and a filesystem that cannot say what is in memory sends
+from a transfer thread."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor, task
+
+from appliance.core.files import handles, socket_send
+from appliance.core.files.socket_send import ReactorSend, SocketError, StopFlag, memory_check
+
+from .test_files import session_for
+from .test_upload_buffer import _connected_pair
+
+
+def _file(path, size: int) -> tuple[int, bytes]:
+    data = os.urandom(size)
+    path.write_bytes(data)
+    return os.open(path, os.O_RDONLY), data
+
+
+def _evict(fd: int) -> bool:
+    """Drop the file's pages from the page cache; False when the kernel keeps them."""
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    try:
+        os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT)
+    except BlockingIOError:
+        return True
+    return False
+
+
+def _reader(sock) -> tuple[threading.Thread, bytearray]:
+    got = bytearray()
+
+    def run():
+        while chunk := sock.recv(1 << 16):
+            got.extend(chunk)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_a_file_on_a_disk_is_probed_and_one_in_memory_is_not(tmp_path):
+    fd, _ = _file(tmp_path / "disk.bin", 4096)
+    try:
+        assert memory_check(fd) == "probe"  # ext4/xfs/btrfs: RWF_NOWAIT says what is cached
+    finally:
+        os.close(fd)
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here")
+    shm = f"/dev/shm/appliance-test-{os.getpid()}-{tmp_path.name}"
+    with open(shm, "wb") as f:
+        f.write(b"x" * 4096)
+    fd = os.open(shm, os.O_RDONLY)
+    try:
+        assert memory_check(fd) == "always"  # tmpfs: in memory, RWF_NOWAIT not supported
+    finally:
+        os.close(fd)
+        os.unlink(shm)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_file_not_in_memory_is_read_in_on_the_work_pool_then_sent(core, tmp_path, monkeypatch):
+    fd, data = _file(tmp_path / "cold.bin", 3 * socket_send.WARM_AHEAD + 12345)
+    if not _evict(fd):
+        pytest.skip("this filesystem keeps the pages in memory")
+    warms = []
+    work = core.threads.work
+
+    def counted(fn, *args):
+        warms.append(args[2] if fn is os.preadv else None)
+        return work(fn, *args)
+
+    monkeypatch.setattr(core.threads, "work", counted)
+    sender_sock, receiver = _connected_pair()
+    thread, got = _reader(sender_sock)
+    sender = ReactorSend(core.threads, receiver.fileno(), fd, 100, StopFlag(), lambda: None, "probe")
+    how, sent = await sender.run()
+    receiver.close()
+    thread.join(10)
+    os.close(fd)
+    assert (how, sent) == ("end", len(data) - 100)
+    assert bytes(got) == data[100:]
+    # read in from the first byte sent, before sendfile touched it (the kernel's
+    # own read-ahead may then keep ahead of the rest)
+    assert warms and warms[0] == 100
+    assert warms == sorted(warms)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_stop_ends_a_send_at_once_when_the_client_reads_nothing(core, tmp_path):
+    fd, _ = _file(tmp_path / "big.bin", 16 << 20)
+    sender_sock, receiver = _connected_pair()
+    sender_sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stop = StopFlag()
+    done = ReactorSend(core.threads, receiver.fileno(), fd, 0, stop, lambda: None, "probe").run()
+    await task.deferLater(reactor, 0.3, lambda: None)  # the socket is full: no writable event comes
+    assert not done.called
+    started = time.monotonic()
+    stop.set()
+    how, sent = await done
+    assert time.monotonic() - started < 0.1
+    assert how == "stopped" and 0 < sent < 16 << 20
+    receiver.close()
+    sender_sock.close()
+    os.close(fd)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_stop_while_reading_in_waits_for_the_read_before_it_ends(core, tmp_path, monkeypatch):
+    fd, _ = _file(tmp_path / "cold.bin", 8 << 20)
+    release = threading.Event()
+    real_preadv = os.preadv
+
+    def slow_read(fd, buffers, offset, *flags):
+        if not flags:  # the work pool's read-in, not a probe
+            release.wait(10)
+        return real_preadv(fd, buffers, offset, *flags)
+
+    monkeypatch.setattr(socket_send.os, "preadv", slow_read)
+    monkeypatch.setattr(ReactorSend, "_in_memory", lambda self, position: False)
+    sender_sock, receiver = _connected_pair()
+    stop = StopFlag()
+    done = ReactorSend(core.threads, receiver.fileno(), fd, 0, stop, lambda: None, "probe").run()
+    stop.set()
+    await task.deferLater(reactor, 0.1, lambda: None)
+    assert not done.called  # the descriptor is still being read on the work pool
+    release.set()
+    assert await done == ("stopped", 0)
+    receiver.close()
+    sender_sock.close()
+    os.close(fd)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_client_that_resets_is_a_socket_error(core, tmp_path):
+    fd, _ = _file(tmp_path / "big.bin", 8 << 20)
+    sender_sock, receiver = _connected_pair()
+    thread, _ = _reader(sender_sock)
+    done = ReactorSend(core.threads, receiver.fileno(), fd, 0, StopFlag(), lambda: None, "probe").run()
+    sender_sock.shutdown(socket.SHUT_RDWR)
+    with pytest.raises(SocketError):
+        await done
+    thread.join(10)
+    receiver.close()
+    sender_sock.close()
+    os.close(fd)
+
+
+@pytest_twisted.ensureDeferred
+@pytest.mark.parametrize("where", ["reactor", "thread"])
+async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_kernel_cannot_tell(
+    core, monkeypatch, where
+):
+    if where == "thread":
+        monkeypatch.setattr(handles, "memory_check", lambda fd: None)
+    session = await session_for(core)
+    data = os.urandom(3 * socket_send.SEND_CHUNK + 17)
+    writer = await session.open_write("/out.bin")
+    await writer.write(0, data)
+    await writer.commit()
+    reader = await session.open_read("/out.bin")
+    stop = reader.socket_slot()
+    assert isinstance(stop, StopFlag) == (where == "reactor")
+    sender_sock, receiver = _connected_pair()
+    thread, got = _reader(sender_sock)
+    how, sent = await reader.send_socket(receiver.fileno(), 7, stop, lambda: None)
+    receiver.close()
+    thread.join(10)
+    await reader.close()
+    assert (how, sent) == ("end", len(data) - 7)
+    assert bytes(got) == data[7:]
+    assert core.threads.transfer_slot() is not None  # a thread's slot came back
