@@ -4,8 +4,9 @@ SQLite runs on one dedicated thread (one connection, serialised); bcrypt, hashin
 and disk work run on a small pool; blocking calls to a network service (the S3
 client of S3 sources) run on a pool of their own, so a slow remote service never
 holds up the disk work; a few transfer threads each move one plain FTP upload
-from its socket to its file with splice(2) (see `transfer_slot`), taken only
-when one is free. Nothing else in the code base starts threads
+from its socket to its file with splice(2) (see `transfer_slot`), or send a
+download with sendfile(2) where the kernel cannot say which pages are in memory,
+taken only when one is free. Nothing else in the code base starts threads
 or calls deferToThread: this keeps the reactor free and the pools bounded.
 """
 

@@ -96,7 +96,7 @@ class DataChannel(ftp.DTP):
         self._handshake_done = False
         self._producing = False  # a producer (a download) is registered with the transport
         self._written = 0
-        self._handed_over = None  # a transfer thread's stop flag while it reads the socket
+        self._handed_over = None  # the stop flag of the core transfer (thread or reactor sendfile) using the socket
 
     def connectionMade(self):
         self.isConnected = True
@@ -270,7 +270,7 @@ class DataChannel(ftp.DTP):
         """Close at once, dropping anything unsent (the client sees a reset)."""
         if self.isConnected and not self._aborted:
             self._aborted = True
-            if self._handed_over is not None:  # a thread reads the socket: stop it first
+            if self._handed_over is not None:  # the core uses the socket: stop it first
                 self._handed_over.set()
                 try:
                     self.transport.socket.shutdown(socket.SHUT_RD)  # wakes its poll()
@@ -490,9 +490,9 @@ class ReadFile:
         return self.sent
 
     async def _send_socket(self, channel: DataChannel, offset: int, progress) -> bool:
-        """Send on a transfer thread (sendfile(2): file to socket in the kernel) when
-        the data connection is plain TCP, the file a local one and a transfer
-        thread is free; False: send through the reactor."""
+        """Send with sendfile(2) (file to socket in the kernel, from the reactor or
+        a transfer thread: the core decides) when the data connection is plain
+        TCP and the file a local one; False: send through the reactor's reads."""
         send = getattr(self.reader, "send_socket", None)
         fd = channel.socket_fd() if send is not None else None
         stop = self.reader.socket_slot() if fd is not None else None
