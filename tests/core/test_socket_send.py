@@ -79,7 +79,7 @@ async def test_a_file_not_in_memory_is_read_in_on_the_work_pool_then_sent(core, 
     work = core.threads.work
 
     def counted(fn, *args):
-        warms.append(args[2] if fn is os.preadv else None)
+        warms.append(args[1] if fn is socket_send.read_in else None)
         return work(fn, *args)
 
     monkeypatch.setattr(core.threads, "work", counted)
@@ -182,3 +182,17 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     assert (how, sent) == ("end", len(data) - 7)
     assert bytes(got) == data[7:]
     assert core.threads.transfer_slot() is not None  # a thread's slot came back
+
+
+def test_read_in_brings_the_whole_range_into_memory_and_stops_at_the_end(tmp_path):
+    fd, _ = _file(tmp_path / "cold.bin", 3 * socket_send.READ_IN_PIECE + 5000)
+    try:
+        if not _evict(fd):
+            pytest.skip("this filesystem keeps the pages in memory")
+        start = socket_send.READ_IN_PIECE // 2
+        socket_send.read_in(fd, start, 10 * socket_send.READ_IN_PIECE)  # past the end: stops there
+        probe = bytearray(1)
+        for position in range(start, 3 * socket_send.READ_IN_PIECE + 5000, 4096):
+            assert os.preadv(fd, [probe], position, os.RWF_NOWAIT) == 1
+    finally:
+        os.close(fd)

@@ -8,7 +8,8 @@ measured half this rate on two cores, with the client on the other one.)
 A sendfile() that would wait for the disk must not run on the reactor, so each
 chunk is checked first with a one-byte RWF_NOWAIT read of its last page (and of
 the first page of the first chunk). A chunk not in memory is read in (WARM_AHEAD
-bytes at a time, on the work pool) before it is sent. Files on an in-memory
+bytes at a time, on the work pool, through a READ_IN_PIECE buffer: memory stays
+bounded by the pool's size, however many downloads read in) before it is sent. Files on an in-memory
 filesystem (tmpfs, ramfs) need no check. Where the kernel can tell neither (a
 filesystem without RWF_NOWAIT, such as NFS or FUSE), `memory_check` returns None
 and the caller sends from a transfer thread instead.
@@ -33,6 +34,7 @@ from ...threads import Threads
 
 SEND_CHUNK = 128 << 10  # bytes per sendfile(): one per writable event, so other connections get their turn
 WARM_AHEAD = 4 << 20  # bytes read into the page cache at once when a chunk is not there
+READ_IN_PIECE = 256 << 10  # bytes per read() while doing so (the buffer each read-in holds)
 TICK = 0.5  # seconds between progress reports (the caller's stall timer)
 IN_MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
@@ -89,6 +91,18 @@ def _filesystem(major: int, minor: int) -> str | None:
     return None
 
 
+def read_in(fd: int, position: int, length: int) -> None:
+    """Read `length` bytes of `fd` from `position` (or up to its end) into the page
+    cache, through one READ_IN_PIECE buffer (on the work pool)."""
+    piece = bytearray(min(length, READ_IN_PIECE))
+    end = position + length
+    while position < end:
+        read = os.preadv(fd, [piece], position)
+        if read <= 0:
+            return
+        position += read
+
+
 class ReactorSend:
     """Send `file_fd` from `offset` to its end over the non-blocking socket
     `sock_fd` from the reactor (an IWriteDescriptor while it runs). `run()`
@@ -115,7 +129,6 @@ class ReactorSend:
         self._on_data = on_data
         self._check = check
         self._probe = bytearray(1)
-        self._warm_buffer: bytearray | None = None
         self._warming = False
         self._writing = False
         self._last_tick = time.monotonic()
@@ -184,13 +197,11 @@ class ReactorSend:
         pool, then send again. The descriptor stays open until this is back,
         however the send ends meanwhile."""
         self._stop_writing()
-        if self._warm_buffer is None:
-            self._warm_buffer = bytearray(WARM_AHEAD)
         self._warming = True
-        d = self._threads.work(os.preadv, self._file, [self._warm_buffer], position)
+        d = self._threads.work(read_in, self._file, position, WARM_AHEAD)
         d.addCallbacks(self._warmed, self._warm_failed)
 
-    def _warmed(self, _read: int) -> None:
+    def _warmed(self, _read: None) -> None:
         self._warming = False
         if self._stop.is_set():
             self._finish(("stopped", self.sent))
