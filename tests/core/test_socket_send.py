@@ -178,9 +178,10 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     how, sent = await reader.send_socket(receiver.fileno(), 7, stop, lambda: None)
     receiver.close()
     thread.join(10)
-    await reader.close()
     assert (how, sent) == ("end", len(data) - 7)
     assert bytes(got) == data[7:]
+    assert reader.bytes_read == len(data) - 7
+    await reader.close()
     assert core.threads.transfer_slot() is not None  # a thread's slot came back
 
 

@@ -207,32 +207,6 @@ def test_transfer_threads_are_reserved_and_given_back(core):
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_socket_download_sends_the_file_from_its_offset_and_counts_the_bytes(core):
-    session = await session_for(core)
-    data = os.urandom(2 * handles.SPLICE_CHUNK + 777)
-    writer = await session.open_write("/out.bin")
-    await writer.write(0, data)
-    await writer.commit()
-    reader = await session.open_read("/out.bin")
-    sender, receiver = _connected_pair()  # the product's end sends here: the "receiver" socket
-    got = bytearray()
-
-    def read_all():
-        while chunk := sender.recv(1 << 16):
-            got.extend(chunk)
-
-    thread = threading.Thread(target=read_all, daemon=True)
-    thread.start()
-    how, sent = await reader.send_socket(receiver.fileno(), 5, reader.socket_slot(), lambda: None)
-    receiver.close()
-    thread.join(10)
-    assert (how, sent) == ("end", len(data) - 5)
-    assert bytes(got) == data[5:]
-    assert reader.bytes_read == len(data) - 5
-    await reader.close()
-
-
-@pytest_twisted.ensureDeferred
 async def test_a_socket_download_to_a_client_gone_is_a_socket_error(core):
     session = await session_for(core)
     writer = await session.open_write("/gone.bin")
