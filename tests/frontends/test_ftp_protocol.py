@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import calendar
 import os
+import select
 import socket
+import sqlite3
 import time
 
 import pytest
@@ -301,6 +303,33 @@ def test_abor_after_a_telnet_synch_stops_a_download(daemon, user, ftp):
     assert ftp.reply()[0] == 226
     conn.close()
     assert ftp.cmd("NOOP")[0] == 200
+
+
+def test_a_download_is_answered_before_its_audit_row_and_the_next_command_waits_for_it(daemon, user, ftp):
+    """226 goes out once the client has every byte; the audit row is written
+    after it, and the session's next reply (QUIT's too) only once it is there.
+    The test holds the database's write lock so that the row must wait."""
+    home = daemon.home(user)
+    data = os.urandom(3 << 20)
+    (home / "audited.bin").write_bytes(data)
+    before = len(daemon.logs("download"))
+    conn = ftp.data(ftp.epsv())
+    blocker = sqlite3.connect(daemon.data_dir / "appliance.db", timeout=30, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")  # readers go on (WAL); the audit row waits
+        assert ftp.cmd("RETR audited.bin")[0] == 150
+        assert read_all(conn) == data
+        code, text = ftp.reply()
+        assert code == 226 and f"{len(data)} bytes" in text
+        ftp.send("NOOP")
+        readable, _, _ = select.select([ftp.sock], [], [], 0.5)
+        assert not readable  # no answer while the audit row cannot be written
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert ftp.reply()[0] == 200
+    rows = daemon.logs("download")[before:]
+    assert [(r["path"], r["bytes"]) for r in rows] == [("/audited.bin", len(data))]
 
 
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):

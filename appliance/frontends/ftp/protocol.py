@@ -675,14 +675,23 @@ class FTPSession(ftp.FTP):
             rest, self._rest = self._rest, 0
             target = self._resolve(path)
             source = await self.shell.openForReading(self._segments(target))
+            sent = None
             try:
                 if rest > source.size:
                     return 554, f"Cannot restart at byte {rest}: {target} has only {source.size} bytes."
                 self.reply_code(150, f"Opening data connection for {target} ({source.size - rest} bytes).")
                 sent = await self._send(source, rest)
             finally:
+                if sent is None:
+                    await source.close()
+            # The client has every byte: tell it now, then write the download's audit
+            # row. The session's next command (QUIT too) waits for that row.
+            self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
+            try:
                 await source.close()
-            return 226, f"Transfer complete: {sent} bytes sent."
+            except Exception:  # noqa: BLE001 - the reply is gone: log it, do not reply twice
+                log.failure("closing a finished FTP download of {path}", path=target)
+            return None
 
     async def ftp_STOR(self, path):
         self._need_data_setup()
