@@ -110,6 +110,21 @@ def test_curl_round_trip_of_a_multi_mib_file_with_audit_rows(daemon, tmp_path):
     assert not temp_files(home)
 
 
+def test_a_download_of_a_file_not_in_memory_is_whole(daemon, tmp_path):
+    """A file dropped from the page cache is read in off the reactor, then sent."""
+    home = profile(daemon, "coldreader")
+    stored = random_file(home / "cold.bin", 20 * 1024 * 1024 + 5)
+    fd = os.open(stored, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    curl("-o", str(tmp_path / "cold.bin"), url(daemon, "coldreader", "/cold.bin"))
+    assert sha256(tmp_path / "cold.bin") == sha256(stored)
+    assert [r["bytes"] for r in transfers(daemon, "coldreader", "download")] == [stored.stat().st_size]
+
+
 def test_lftp_round_trip_of_a_multi_mib_file(daemon, tmp_path):
     home = profile(daemon, "lefty")
     source = random_file(tmp_path / "blob.bin", 5 * 1024 * 1024 + 7)
