@@ -15,7 +15,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from appliance.core.files import handles, socket_send
+from appliance.core.files import service, socket_send
 from appliance.core.files.socket_send import ReactorSend, SocketError, StopFlag, memory_check
 
 from .test_files import session_for
@@ -54,7 +54,7 @@ def _reader(sock) -> tuple[threading.Thread, bytearray]:
 def test_a_file_on_a_disk_is_probed_and_one_in_memory_is_not(tmp_path):
     fd, _ = _file(tmp_path / "disk.bin", 4096)
     try:
-        assert memory_check(fd) == "probe"  # ext4/xfs/btrfs: RWF_NOWAIT says what is cached
+        assert memory_check(fd, os.fstat(fd).st_dev) == "probe"  # ext4/xfs/btrfs: RWF_NOWAIT says what is cached
     finally:
         os.close(fd)
     if not os.path.isdir("/dev/shm"):
@@ -64,7 +64,7 @@ def test_a_file_on_a_disk_is_probed_and_one_in_memory_is_not(tmp_path):
         f.write(b"x" * 4096)
     fd = os.open(shm, os.O_RDONLY)
     try:
-        assert memory_check(fd) == "always"  # tmpfs: in memory, RWF_NOWAIT not supported
+        assert memory_check(fd, os.fstat(fd).st_dev) == "always"  # tmpfs: in memory, RWF_NOWAIT not supported
     finally:
         os.close(fd)
         os.unlink(shm)
@@ -164,7 +164,7 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     core, monkeypatch, where
 ):
     if where == "thread":
-        monkeypatch.setattr(handles, "memory_check", lambda fd: None)
+        monkeypatch.setattr(service, "memory_check", lambda fd, st_dev: None)
     session = await session_for(core)
     data = os.urandom(3 * socket_send.SEND_CHUNK + 17)
     writer = await session.open_write("/out.bin")
@@ -197,3 +197,21 @@ def test_read_in_brings_the_whole_range_into_memory_and_stops_at_the_end(tmp_pat
             assert os.preadv(fd, [probe], position, os.RWF_NOWAIT) == 1
     finally:
         os.close(fd)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_disk_error_before_the_first_byte_is_an_os_error(core, tmp_path, monkeypatch):
+    fd, _ = _file(tmp_path / "bad.bin", 1 << 20)
+
+    def failing(self, position):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(ReactorSend, "_in_memory", failing)
+    sender_sock, receiver = _connected_pair()
+    stop = StopFlag()
+    with pytest.raises(OSError):
+        await ReactorSend(core.threads, receiver.fileno(), fd, 0, stop, lambda: None, "probe").run()
+    assert stop.on_set is None  # nothing left hooked to the flag
+    receiver.close()
+    sender_sock.close()
+    os.close(fd)

@@ -24,7 +24,7 @@ from twisted.internet.threads import blockingCallFromThread
 from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded
 from ...threads import Threads
 from .quota import Limits
-from .socket_send import ReactorSend, SocketError, StopFlag, memory_check
+from .socket_send import ReactorSend, SocketError, StopFlag
 from .tree import Location, os_error
 
 READ_AHEAD = 1 << 20  # bytes fetched per disk read for a sequential reader, at most
@@ -74,6 +74,7 @@ class Reader:
         size: int,
         on_close: Callable[[int], Awaitable[None]],
         read_ahead: ReadAhead | None = None,
+        memory_check: str | None = None,
     ):
         self._threads = threads
         self._read_ahead = read_ahead if read_ahead is not None else ReadAhead()
@@ -93,7 +94,7 @@ class Reader:
         self.bytes_read = 0
         self.reads = 0
         self._closed = False
-        self._memory_check: str | None | bool = False  # socket_send.memory_check's answer, once asked
+        self._memory_check = memory_check  # socket_send.memory_check's answer: None sends from a thread
 
     def fileno(self) -> int:
         return self._fd
@@ -190,8 +191,6 @@ class Reader:
         is sent from the reactor when the kernel can tell which of its pages are
         in memory (socket_send.py), else from a transfer thread, reserved here:
         None when every one is busy."""
-        if self._memory_check is False:
-            self._memory_check = memory_check(self._fd)
         if self._memory_check is not None:
             return StopFlag()
         return self._threads.transfer_slot()

@@ -26,6 +26,7 @@ from ..audit import PROTOCOL_NAMES, AuditLog, clean
 from ..auth import Account
 from .handles import ReadAhead, Reader, Writer
 from .quota import Limits, QuotaTracker
+from .socket_send import memory_check
 from .tree import TEMP_PREFIX, Entry, Location, Tree, os_error, split_path, sweep_uploads, virtual
 
 log = Logger()
@@ -289,8 +290,10 @@ class FileSession:
     async def open_read(self, path: str) -> Reader:
         parts = split_path(path)
         self._require("download", virtual(parts))
-        fd, real_path, size = await self._threads.work(self._open_read, parts)
-        return Reader(self._threads, fd, real_path, size, self._download_logger(real_path), self._service.read_ahead)
+        fd, real_path, size, check = await self._threads.work(self._open_read, parts)
+        return Reader(
+            self._threads, fd, real_path, size, self._download_logger(real_path), self._service.read_ahead, check
+        )
 
     async def check_download(self, path: str) -> str:
         """That `path` is a file this profile may download now, as `open_read` would
@@ -310,7 +313,9 @@ class FileSession:
                 f"{virtual(parts)} is a folder, not a file." if entry.is_dir else f"{virtual(parts)} is not a file."
             )
 
-    def _open_read(self, parts: list[str]) -> tuple[int, str, int]:
+    def _open_read(self, parts: list[str]) -> tuple[int, str, int, str | None]:
+        """The open file, its path, size, and how a socket send learns which of its
+        pages are in memory (socket_send.memory_check, asked here, off the reactor)."""
         with self.tree.locate(parts) as location:
             if location.name is None:
                 raise Invalid("/ is a folder.")
@@ -322,7 +327,7 @@ class FileSession:
             if not stat.S_ISREG(st.st_mode):
                 os.close(fd)
                 raise Invalid(f"{location.path} is a folder, not a file.")
-            return fd, location.path, st.st_size
+            return fd, location.path, st.st_size, memory_check(fd, st.st_dev)
 
     # -- writing --------------------------------------------------------------------
 

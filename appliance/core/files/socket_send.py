@@ -58,10 +58,11 @@ class StopFlag(threading.Event):
             self.on_set()
 
 
-def memory_check(fd: int) -> str | None:
-    """How a reactor-side send of `fd` learns that a chunk is in memory: "probe"
-    (RWF_NOWAIT reads), "always" (an in-memory filesystem), or None (it cannot:
-    send from a thread)."""
+def memory_check(fd: int, st_dev: int) -> str | None:
+    """How a reactor-side send of `fd` (on device `st_dev`) learns that a chunk is
+    in memory: "probe" (RWF_NOWAIT reads), "always" (an in-memory filesystem), or
+    None (it cannot: send from a thread). Called where the file is opened, on the
+    work pool."""
     if _NOWAIT is None:
         return None
     try:
@@ -72,7 +73,6 @@ def memory_check(fd: int) -> str | None:
     except OSError as e:
         if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             return None
-    st_dev = os.fstat(fd).st_dev
     return "always" if _filesystem(os.major(st_dev), os.minor(st_dev)) in IN_MEMORY_FILESYSTEMS else None
 
 
@@ -137,9 +137,14 @@ class ReactorSend:
 
     def run(self) -> Deferred:
         self._stop.on_set = self._stopped
+        try:
+            cold = self._check == "probe" and not self._in_memory(self._offset)
+        except OSError as e:
+            self._finish(Failure(e))
+            return self._done
         if self._stop.is_set():
             self._finish(("stopped", 0))
-        elif self._check == "probe" and not self._in_memory(self._offset):
+        elif cold:
             self._warm(self._offset)
         else:
             self._start_writing()

@@ -145,7 +145,7 @@ class DataChannel(ftp.DTP):
 
     async def run_handed_over(self, what: str, transfer, *args) -> int:
         """Run `transfer(*args)` (a core Reader's send_socket or Writer's receive_socket,
-        on a transfer thread, after `hand_over`); take the socket back as it ended and
+        on a transfer thread or the reactor, after `hand_over`); take the socket back as it ended and
         return the bytes moved. A reset is logged and the connection aborted (the
         transfer then ends as broken); a disk or quota error is raised on (the
         transfer fails, and its caller resets the connection)."""
@@ -163,7 +163,7 @@ class DataChannel(ftp.DTP):
         return moved
 
     def handed_back(self, how: str) -> None:
-        """The transfer thread is done with the socket: close it if the transfer was
+        """The core's transfer is done with the socket: close it if the transfer was
         aborted meanwhile or the client ended an upload ("eof"); a finished download
         is closed by the transfer (`finish`)."""
         self._handed_over = None
@@ -273,7 +273,7 @@ class DataChannel(ftp.DTP):
             if self._handed_over is not None:  # the core uses the socket: stop it first
                 self._handed_over.set()
                 try:
-                    self.transport.socket.shutdown(socket.SHUT_RD)  # wakes its poll()
+                    self.transport.socket.shutdown(socket.SHUT_RD)  # wakes a transfer thread's poll()
                 except OSError:
                     pass
                 return  # handed_back() closes the connection
