@@ -153,7 +153,14 @@ def test_an_expired_staging_is_removed_by_the_periodic_job(backend):
         "UPDATE uploads SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE id = ?",
         upload_id(stale),
     )
-    wait_for(lambda: upload_id(stale) not in staged(backend.daemon))
+    # the job removes the staged file, then the row: wait for both
+    wait_for(
+        lambda: (
+            upload_id(stale) not in staged(backend.daemon)
+            and not backend.daemon.query("SELECT 1 FROM uploads WHERE id = ?", upload_id(stale))
+        )
+    )
+    assert upload_id(stale) not in staged(backend.daemon)
     assert not backend.daemon.query("SELECT 1 FROM uploads WHERE id = ?", upload_id(stale))
     assert tus.head(stale)[0] == 404
     assert tus.offset(fresh) == 5 and upload_id(fresh) in staged(backend.daemon)
