@@ -55,8 +55,8 @@ system-deps:
 	fi
 
 lint: python
-	$(BIN)/ruff check appliance tests bench
-	$(BIN)/ruff format --check appliance tests bench
+	$(BIN)/ruff check appliance tests bench bench/run
+	$(BIN)/ruff format --check appliance tests bench bench/run
 
 test-python: python tools system-deps ui
 	$(BIN)/python -m pytest -q
