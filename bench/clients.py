@@ -37,14 +37,17 @@ class Login:
 @dataclass(frozen=True)
 class Endpoint:
     """One server to measure: which side of the comparison it is, its protocol,
-    the software, how to sign in, and where an uploaded file lands on disk (for
-    checking it)."""
+    the software, how to sign in, where an uploaded file lands on disk (for
+    checking it), and for a server whose one process serves every session from
+    an event loop in its main thread (the product and the Python servers), that
+    process's id (its scheduler figures go into the JSON)."""
 
     role: str  # "reference" or "product"
     protocol: str  # "sftp", "ftp" or "ftps" (or "logins")
     software: str
     login: Login
     stored_path: Callable[[str], Path | None]
+    event_loop_pid: Callable[[], int | None] | None = None  # None: a process per session (sshd, vsftpd)
 
 
 @dataclass

@@ -75,14 +75,16 @@ class Product(contextlib.AbstractContextManager):
         # logins: the sign-in rate, over SFTP
         login = {"sftp": sftp, "ftp": ftp, "ftps": ftp, "logins": sftp}
         return {
-            protocol: Endpoint("product", protocol, software, Login(port, USERNAME, password), self.stored_path)
+            protocol: Endpoint(
+                "product", protocol, software, Login(port, USERNAME, password), self.stored_path, lambda: self.pid
+            )
             for protocol, port in login.items()
         }
 
     @property
     def pid(self) -> int | None:
         """The daemon's process id while it runs."""
-        return self.child.process.pid if self.child is not None and self.child.process.poll() is None else None
+        return self.child.pid if self.child is not None else None
 
     def stored_path(self, name: str) -> Path | None:
         """Where an upload named `name` landed: the product decides where the

@@ -100,6 +100,9 @@ class PythonServer(contextlib.AbstractContextManager):
     def stored_path(self, name: str) -> Path:
         return self.files / name
 
+    def event_loop_pid(self) -> int | None:
+        return self.child.pid if self.child is not None else None
+
     def _start(self, argv: list[str], port: int, env: dict | None = None) -> None:
         command = [str(PYTHON), "-u", str(SERVERS_SCRIPT), self.name, "--host", LOOPBACK, "--port", str(port)]
         self.child = Child(self.name, [*command, "--folder", str(self.files), *argv], self.folder / "log", env=env)
@@ -120,7 +123,8 @@ class AsyncsshServer(PythonServer):
             ["--host-key", str(host_key), "--authorized-keys", str(client_key.with_suffix(".pub"))], port
         )  # fmt: skip
         software = f"asyncssh {_version('asyncssh', '__version__')} SFTP"
-        return Endpoint(self.name, "sftp", software, Login(port, "bench", key_file=client_key), self.stored_path)
+        login = Login(port, "bench", key_file=client_key)
+        return Endpoint(self.name, "sftp", software, login, self.stored_path, self.event_loop_pid)
 
 
 class PyftpdlibServer(PythonServer):
@@ -135,7 +139,9 @@ class PyftpdlibServer(PythonServer):
         env = dict(os.environ, PYFTPDLIB_PASSWORD=password)
         self._start(["--user", FTP_USER, "--passive-low", str(low), "--passive-high", str(high)], port, env)
         software = f"pyftpdlib {_version('pyftpdlib', '__ver__')}"
-        return Endpoint(self.name, "ftp", software, Login(port, FTP_USER, password), self.stored_path)
+        return Endpoint(
+            self.name, "ftp", software, Login(port, FTP_USER, password), self.stored_path, self.event_loop_pid
+        )
 
 
 SERVERS = {"asyncssh": AsyncsshServer, "pyftpdlib": PyftpdlibServer}
@@ -163,7 +169,9 @@ def start(args, workspace: Workspace, ports: Ports, servers: contextlib.ExitStac
 
 
 def summary(measurements: list, args: argparse.Namespace) -> list[dict]:
-    """Per Python server, direction and size: its median MB/s, the product's, and their ratio."""
+    """Per Python server, direction and size: its median MB/s, the product's, and their
+    ratio; and for each side the median CPU time its process spent per transfer (all
+    threads, ms) and how often its main thread (the event loop) went to sleep."""
     rows = []
     names = sorted({m.role for m in measurements if m.role in PROTOCOL_OF})
     for name in names:
@@ -179,6 +187,19 @@ def summary(measurements: list, args: argparse.Namespace) -> list[dict]:
                     ]
                     row[f"{key}_mb_per_s"] = statistics.median(figures) if figures else None
                     row[f"{key}_runs"] = len(figures)
+                    spent = [
+                        m.details["server_scheduler"]
+                        for m in measurements
+                        if m.ok
+                        and (m.role, m.protocol, m.direction, m.size) == (role, protocol, direction, size)
+                        and (m.details or {}).get("server_scheduler")
+                    ]
+                    row[f"{key}_cpu_ms"] = (
+                        statistics.median(t["all_threads"]["cpu_ms"] for t in spent) if spent else None
+                    )
+                    row[f"{key}_loop_sleeps"] = (
+                        statistics.median(t["main_thread"]["sleeps"] for t in spent) if spent else None
+                    )
                 product, reference = row["product_mb_per_s"], row["reference_mb_per_s"]
                 row["ratio"] = product / reference if product and reference else None
                 rows.append(row)
@@ -206,3 +227,19 @@ def print_table(measurements: list, args: argparse.Namespace) -> None:
             f"{row['server']:9}  {row['protocol']:8}  {row['direction']:9}  {format_size(row['size']):>8}  "
             f"{figure(row['product_mb_per_s'], 12)}  {figure(row['reference_mb_per_s'], 11)}  {ratio}"
         )
+    if any(row["product_cpu_ms"] is not None or row["reference_cpu_ms"] is not None for row in rows):
+        print("\nWhat each server's process spent per transfer (median; CPU: all its threads, ms; sleeps: its main")
+        print("thread's, the event loop going to sleep; see bench/README.md, \"Reading the servers' own figures\"):\n")
+        header = f"{'server':9}  {'protocol':8}  {'direction':9}  {'size':>8}  {'product CPU / sleeps':>20}  {'server CPU / sleeps':>19}"
+        print(header)
+        print("-" * len(header))
+        for row in rows:
+            print(
+                f"{row['server']:9}  {row['protocol']:8}  {row['direction']:9}  {format_size(row['size']):>8}  "
+                f"{_spent(row, 'product'):>20}  {_spent(row, 'reference'):>19}"
+            )
+
+
+def _spent(row: dict, side: str) -> str:
+    cpu, sleeps = row[f"{side}_cpu_ms"], row[f"{side}_loop_sleeps"]
+    return f"{cpu:.0f} / {sleeps:.0f}" if cpu is not None and sleeps is not None else "-"

@@ -240,6 +240,58 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def scheduler_times(pid: int) -> dict | None:
+    """The scheduler's running totals for process `pid` (None when it is gone):
+    its main thread's, and its threads' together ("all_threads": a thread that ends
+    takes its share with it). For each, the CPU time, the time spent runnable but
+    waiting for a CPU (on a VM this includes waiting for the host to run the vCPU
+    it was woken on), the times it went to sleep, was preempted, and moved to
+    another CPU."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    total = dict.fromkeys(("cpu_ms", "wait_ms", "sleeps", "preempted", "migrations"), 0)
+    main = None
+    for task in tasks:
+        times = _task_times(f"/proc/{pid}/task/{task}")
+        if times is None:
+            if task == str(pid):
+                return None
+            continue  # a thread that ended meanwhile
+        for name, value in times.items():
+            total[name] += value
+        if task == str(pid):
+            main = times
+    return {"main_thread": main, "all_threads": total} if main is not None else None
+
+
+def _task_times(folder: str) -> dict | None:
+    try:
+        run_ns, wait_ns, _slices = map(int, Path(folder, "schedstat").read_text().split())
+        fields = {}
+        for line in Path(folder, "sched").read_text().splitlines():
+            name, colon, value = line.partition(":")
+            if colon:
+                fields[name.strip()] = value.strip()
+        return {
+            "cpu_ms": run_ns / 1e6,
+            "wait_ms": wait_ns / 1e6,
+            "sleeps": int(fields["nr_voluntary_switches"]),
+            "preempted": int(fields["nr_involuntary_switches"]),
+            "migrations": int(fields["se.nr_migrations"]),
+        }
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def times_between(before: dict | None, after: dict | None) -> dict | None:
+    """What `scheduler_times` counted between two readings."""
+    if before is None or after is None:
+        return None
+    return {part: {name: round(after[part][name] - before[part][name], 3) for name in before[part]} for part in before}
+
+
 class Child:
     """A server process the benchmark started: its own process group (so Ctrl-C
     reaches the benchmark, which then stops it and its forks), its output in a
@@ -262,6 +314,11 @@ class Child:
                 )
             except OSError as e:
                 raise BenchError(f"{name}: cannot start {argv[0]}: {e}") from None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id while it runs."""
+        return self.process.pid if self.process.poll() is None else None
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines the process wrote."""
