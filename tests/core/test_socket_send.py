@@ -166,7 +166,7 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     if where == "thread":
         monkeypatch.setattr(service, "memory_check", lambda fd, st_dev: None)
     session = await session_for(core)
-    data = os.urandom(3 * socket_send.SEND_CHUNK + 17)
+    data = os.urandom(3 * socket_send.UNPACED_CHUNK + 17)
     writer = await session.open_write("/out.bin")
     await writer.write(0, data)
     await writer.commit()
@@ -183,6 +183,26 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     assert reader.bytes_read == len(data) - 7
     await reader.close()
     assert core.threads.transfer_slot() is not None  # a thread's slot came back
+
+
+@pytest.mark.parametrize("congestion_control", ["reno", "bbr"])
+def test_the_size_of_each_send_follows_whether_the_kernel_paces_the_connection(congestion_control):
+    sender_sock, receiver = _connected_pair()
+    try:
+        try:
+            receiver.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion_control.encode())
+        except OSError:
+            pytest.skip(f"{congestion_control} is not available here")
+        assert socket_send.send_chunk(receiver.fileno()) == (
+            socket_send.PACED_CHUNK if congestion_control == "bbr" else socket_send.UNPACED_CHUNK
+        )
+        assert receiver.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM  # still open: a copy was asked
+    finally:
+        receiver.close()
+        sender_sock.close()
+    left, right = socket.socketpair()  # not TCP: it cannot tell, so the smaller size
+    with left, right:
+        assert socket_send.send_chunk(left.fileno()) == socket_send.PACED_CHUNK
 
 
 def test_read_in_brings_the_whole_range_into_memory_and_stops_at_the_end(tmp_path):
