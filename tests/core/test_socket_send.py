@@ -196,7 +196,8 @@ def test_the_size_of_each_send_follows_whether_the_kernel_paces_the_connection(c
         assert socket_send.send_chunk(receiver.fileno()) == (
             socket_send.PACED_CHUNK if congestion_control == "bbr" else socket_send.UNPACED_CHUNK
         )
-        assert receiver.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM  # still open: a copy was asked
+        # still open: send_chunk asked a copy of the descriptor
+        assert receiver.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM
     finally:
         receiver.close()
         sender_sock.close()
