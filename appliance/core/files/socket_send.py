@@ -6,12 +6,13 @@ readiness and the next send. (A transfer thread looping on sendfile() measured
 half this rate on two cores, with the client on the other one.)
 
 How much one call moves depends on who paces the connection. Under BBR the
-kernel paces it itself (unless the interface has the fq qdisc): what a call
-queues beyond the pacing budget waits for a pacing timer, so calls stay at
-PACED_CHUNK, and 512 KiB or 1 MiB calls measured half the rate on two cores.
-Under an unpaced congestion control (cubic, reno: most systems' default) each
-call costs the same whatever its size, and UNPACED_CHUNK calls measured a
-third less CPU and a quarter more speed than 128 KiB ones (bench/README.md).
+kernel paces it itself (unless the interface has the fq qdisc), and there
+512 KiB or 1 MiB calls measured twice the CPU of 128 KiB ones on two cores,
+with the client woken about three times as often: calls stay at PACED_CHUNK.
+Under a congestion control that does not pace (cubic, reno: most systems'
+default), UNPACED_CHUNK calls measured a third less CPU per download than
+128 KiB ones, and a fifth less time where the client was not the limit
+(bench/README.md).
 
 A sendfile() that would wait for the disk must not run on the reactor, so each
 chunk is checked first with a one-byte RWF_NOWAIT read of its last page (and of
