@@ -185,25 +185,41 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     assert core.threads.transfer_slot() is not None  # a thread's slot came back
 
 
+@pytest_twisted.ensureDeferred
 @pytest.mark.parametrize("congestion_control", ["reno", "bbr"])
-def test_the_size_of_each_send_follows_whether_the_kernel_paces_the_connection(congestion_control):
+async def test_each_send_is_larger_where_the_kernel_does_not_pace_the_connection(
+    core, tmp_path, monkeypatch, congestion_control
+):
+    fd, data = _file(tmp_path / "out.bin", 3 * socket_send.UNPACED_CHUNK + 17)
     sender_sock, receiver = _connected_pair()
     try:
-        try:
-            receiver.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion_control.encode())
-        except OSError:
-            pytest.skip(f"{congestion_control} is not available here")
-        assert socket_send.send_chunk(receiver.fileno()) == (
-            socket_send.PACED_CHUNK if congestion_control == "bbr" else socket_send.UNPACED_CHUNK
-        )
-        # still open: send_chunk asked a copy of the descriptor
-        assert receiver.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM
-    finally:
-        receiver.close()
-        sender_sock.close()
-    left, right = socket.socketpair()  # not TCP: it cannot tell, so the smaller size
+        receiver.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion_control.encode())
+    except OSError:
+        pytest.skip(f"{congestion_control} is not available here")
+    asked = []
+    real_sendfile = os.sendfile
+
+    def counted(out_fd, in_fd, offset, count):
+        asked.append(count)
+        return real_sendfile(out_fd, in_fd, offset, count)
+
+    monkeypatch.setattr(socket_send.os, "sendfile", counted)
+    thread, got = _reader(sender_sock)
+    how, sent = await ReactorSend(core.threads, receiver.fileno(), fd, 5, StopFlag(), lambda: None, "probe").run()
+    receiver.close()
+    thread.join(10)
+    os.close(fd)
+    assert (how, sent) == ("end", len(data) - 5)
+    assert bytes(got) == data[5:]
+    paced = congestion_control == "bbr"  # bbr has the kernel pace the connection (loopback has no fq qdisc)
+    assert set(asked) == {socket_send.PACED_CHUNK if paced else socket_send.UNPACED_CHUNK}
+
+
+def test_a_socket_whose_congestion_control_cannot_be_read_gets_the_smaller_sends():
+    left, right = socket.socketpair()  # not TCP
     with left, right:
         assert socket_send.send_chunk(left.fileno()) == socket_send.PACED_CHUNK
+        assert left.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM  # its own, still open
 
 
 def test_read_in_brings_the_whole_range_into_memory_and_stops_at_the_end(tmp_path):
