@@ -11,9 +11,11 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,6 +52,18 @@ def free_port_range(count: int = 20) -> tuple[int, int]:
         if ok:
             return low, low + count - 1
     raise RuntimeError("no free port range")
+
+
+def file_sizes(paths: Iterable[Path]) -> Iterator[tuple[Path, int]]:
+    """(path, size) of each regular file among `paths`, skipping any the daemon
+    removes between the listing and the stat (an aborted upload's temporary)."""
+    for path in paths:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield path, st.st_size
 
 
 def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, file_sizes, make_daemon
 from .sources import BUCKET, S3Server
 
 PASSWORD = "backend-password-1"
@@ -86,7 +86,7 @@ class FolderBackend(Backend):
 
     def files(self, username):
         base = self.path(username)
-        return {str(p.relative_to(base)): p.stat().st_size for p in base.rglob("*") if p.is_file()}
+        return {str(p.relative_to(base)): size for p, size in file_sizes(base.rglob("*"))}
 
     def folders(self, username):
         base = self.path(username)
@@ -103,7 +103,7 @@ class FolderBackend(Backend):
     def upload_started(self, username, name):
         base = self.path(username)
         return base.is_dir() and any(
-            p.name.startswith(TEMP_PREFIX) and p.stat().st_size > 0 for p in base.iterdir() if p.is_file()
+            p.name.startswith(TEMP_PREFIX) and size > 0 for p, size in file_sizes(base.iterdir())
         )
 
 

@@ -29,7 +29,7 @@ import pytest
 from ..api_client import Api, signed_in
 from ..frontends.ftp_raw import RawFTP, read_all
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, file_sizes, make_daemon
 
 PASSWORD = "user-password-1"
 SECRET = b"the neighbour's secret"
@@ -514,7 +514,7 @@ QUOTA = 1_000_000
 
 
 def home_bytes(home: Path) -> int:
-    return sum(p.stat().st_size for p in home.rglob("*") if p.is_file() and not p.is_symlink())
+    return sum(size for p, size in file_sizes(home.rglob("*")) if not p.is_symlink())
 
 
 def test_quota_cannot_be_bypassed_over_ftp(daemon, tmp_path):

@@ -20,7 +20,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.test_http_tus import UI_MODULES, Tus, cut_off_patch, wait_for
-from ..helpers import make_daemon
+from ..helpers import file_sizes, make_daemon
 from .sources import BUCKET, S3Server
 from .test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 
@@ -58,7 +58,7 @@ def staging(daemon) -> Path:
 
 def staged(daemon) -> dict[str, int]:
     folder = staging(daemon)
-    return {p.name: p.stat().st_size for p in folder.iterdir()} if folder.is_dir() else {}
+    return {p.name: size for p, size in file_sizes(folder.iterdir())} if folder.is_dir() else {}
 
 
 def tus_user(backend, stem: str, **extra) -> tuple[str, Tus]:
