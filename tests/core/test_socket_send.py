@@ -6,6 +6,8 @@ from a transfer thread."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import socket
 import threading
@@ -20,6 +22,8 @@ from appliance.core.files.socket_send import ReactorSend, SocketError, StopFlag,
 
 from .test_files import session_for
 from .test_upload_buffer import _connected_pair
+
+SIOCOUTQNSD = 0x894B  # linux/sockios.h: bytes in a socket's send queue not yet sent
 
 
 def _file(path, size: int) -> tuple[int, bytes]:
@@ -115,6 +119,38 @@ async def test_a_stop_ends_a_send_at_once_when_the_client_reads_nothing(core, tm
     receiver.close()
     sender_sock.close()
     os.close(fd)
+
+
+@pytest_twisted.ensureDeferred
+@pytest.mark.parametrize("congestion_control", ["bbr", "reno"])
+async def test_a_paced_send_leaves_at_most_one_call_unsent_when_the_client_reads_nothing(
+    core, tmp_path, congestion_control
+):
+    fd, _ = _file(tmp_path / "big.bin", 16 << 20)
+    sender_sock, receiver = _connected_pair()
+    try:
+        receiver.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion_control.encode())
+    except OSError:
+        pytest.skip(f"{congestion_control} is not available here")
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)  # room for far more than one call
+    stop = StopFlag()
+    done = ReactorSend(core.threads, receiver.fileno(), fd, 0, stop, lambda: None, "probe").run()
+    await task.deferLater(reactor, 0.3, lambda: None)  # the client's window is full: the rest waits
+    unsent = array.array("i", [0])
+    fcntl.ioctl(receiver.fileno(), SIOCOUTQNSD, unsent, True)
+    lowat = receiver.getsockopt(socket.IPPROTO_TCP, socket.TCP_NOTSENT_LOWAT)
+    stop.set()
+    how, sent = await done
+    receiver.close()
+    sender_sock.close()
+    os.close(fd)
+    assert how == "stopped"
+    if congestion_control == "bbr":
+        assert lowat == socket_send.NOTSENT_LOWAT
+        assert 0 < unsent[0] < socket_send.NOTSENT_LOWAT + socket_send.PACED_CHUNK
+    else:  # not paced: writable while the buffer has room, so it fills
+        assert lowat == 0
+        assert unsent[0] > 4 * socket_send.UNPACED_CHUNK
 
 
 @pytest_twisted.ensureDeferred
@@ -218,7 +254,7 @@ async def test_each_send_is_larger_where_the_kernel_does_not_pace_the_connection
 def test_a_socket_whose_congestion_control_cannot_be_read_gets_the_smaller_sends():
     left, right = socket.socketpair()  # not TCP
     with left, right:
-        assert socket_send.send_chunk(left.fileno()) == socket_send.PACED_CHUNK
+        assert socket_send.prepare_socket(left.fileno()) == socket_send.PACED_CHUNK
         assert left.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM  # its own, still open
 
 
