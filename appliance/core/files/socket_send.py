@@ -12,7 +12,7 @@ fewer than NOTSENT_LOWAT bytes not yet sent (TCP_NOTSENT_LOWAT): the next call
 comes when the pacer has sent nearly all of the last one, not whenever the
 send buffer has room. Without it, bytes queued ahead of the pacer went out
 later from its timer, waking the client once per piece; with it, downloads on
-loopback measured 5.1-5.4 against 3.7 GB/s (median of 4-9 runs each), and a
+loopback measured 5.1-5.4 against 3.7 GB/s (medians of 6-9 runs), and a
 slow client's unsent bytes stay out of kernel memory. Under a congestion
 control that does not pace (cubic, reno: most systems' default), calls move
 UNPACED_CHUNK with no low-water mark: 1 MiB calls measured a third less CPU
