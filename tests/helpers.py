@@ -29,27 +29,42 @@ ALL_PROTOCOLS = ["sftp", "ftp", "web"]
 ADMIN_PASSWORD = "admin-password-1"
 
 
-def free_port() -> int:
+# Ports handed out in this process: a port is free until the process it was
+# chosen for binds it, so two picks in a row can return the same one (a test
+# once gave the daemon's FTP port to systemd-socket-activate too).
+_HANDED_OUT: set[int] = set()
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    """A port free right now and not handed out before in this test run."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no free port")
 
 
 def free_port_range(count: int = 20) -> tuple[int, int]:
-    """A run of `count` ports that are free right now."""
+    """A run of `count` ports that are free right now, none handed out before."""
     for _ in range(200):
         low = free_port()
-        if low + count > 65535:
+        ports = range(low, low + count)
+        if low + count > 65535 or _HANDED_OUT.intersection(ports[1:]):
             continue
-        ok = True
-        for port in range(low, low + count):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", port))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
+        if all(_bindable(port) for port in ports):
+            _HANDED_OUT.update(ports)
             return low, low + count - 1
     raise RuntimeError("no free port range")
 
