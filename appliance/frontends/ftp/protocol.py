@@ -27,6 +27,7 @@ import inspect
 import ipaddress
 import random
 import re
+import socket
 import stat
 import time
 from collections import deque
@@ -208,6 +209,14 @@ class FTPSession(ftp.FTP):
         self.state = self.UNAUTH
         try:
             self.transport.setTcpNoDelay(True)  # replies are small and wait for the client
+        except (AttributeError, OSError):
+            pass
+        try:
+            # Urgent data stays in the stream. Clients send ABOR (or the Telnet DM before
+            # it) as urgent data; without this the kernel takes that byte out, and for
+            # Python's ftplib, which sends "ABOR\r\n" so, it is the line's LF: the ABOR
+            # never ended and the transfer ran on until its stall timeout.
+            self.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
         except (AttributeError, OSError):
             pass
         address = self._peer_host()
