@@ -12,7 +12,10 @@ output in large packets; see bench/README.md for what they gained).
 
 from __future__ import annotations
 
-from twisted.conch.ssh import factory, keys, transport, userauth
+import struct
+
+from twisted.conch.ssh import factory, keys, userauth
+from twisted.conch.ssh import transport as ssh_transport  # the name `transport` is our submodule
 from twisted.conch.ssh.common import NS
 from twisted.cred.error import UnauthorizedLogin
 from twisted.logger import Logger
@@ -32,6 +35,8 @@ MSG_USERAUTH_BANNER = 53
 KEX = [b"mlkem768x25519-sha256", b"curve25519-sha256", b"curve25519-sha256@libssh.org"]
 RECEIVE_SIZE = 256 * 1024  # bytes read per recv() (Twisted's 64 KiB is two upload packets)
 HOST_KEY_ALGORITHMS = [b"ssh-ed25519", b"rsa-sha2-512", b"rsa-sha2-256"]  # no NIST curves (see datadir)
+REFUSAL_LINGER = 2.0  # seconds a refused client gets to read why before the connection is cut
+MAX_LINGERING = 100  # refused connections left to linger at once (more are cut at once: a flood)
 HANDSHAKE_GRACE = 10.0  # seconds to finish the key exchange (a real client needs well under one)
 
 
@@ -46,6 +51,7 @@ class ApplianceTransport(PacketTransport):
     _grace = None
     _sign_in_by = 0.0  # when the login grace ends
     _keyed = False  # the first key exchange is done
+    _lingering = False  # refused, waiting for the client to read why (see _refuse)
 
     @property
     def address(self) -> str:
@@ -55,14 +61,15 @@ class ApplianceTransport(PacketTransport):
         core = self.factory.core
         address = self.address
         refusal = core.auth.banned(address)
+        reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT
         if refusal is None:
             try:
                 self.ticket = core.connections.open(address, "sftp", drop=self._evicted)
             except PermissionDenied as e:
-                refusal = e.message
+                refusal, reason = e.message, ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
         if refusal is not None:
             log.info("SFTP connection from {address} refused: {why}", address=address, why=refusal)
-            self.transport.loseConnection()
+            self._refuse(reason, refusal, core.reactor)
             return
         self.clock = core.reactor
         self.transport.setTcpNoDelay(True)  # otherwise Nagle stalls the request/reply rhythm
@@ -73,6 +80,28 @@ class ApplianceTransport(PacketTransport):
         self._sign_in_by = core.reactor.seconds() + grace
         self._grace = core.reactor.callLater(min(HANDSHAKE_GRACE, grace), self._grace_over)
         super().connectionMade()
+
+    def _refuse(self, reason: int, why: str, reactor) -> None:
+        """Say why before hanging up, as FTP's 421 does: our version line, then a
+        DISCONNECT in the clear, which OpenSSH's client prints. Only our side is closed:
+        the client's KEXINIT arriving after a full close would reset the connection, and
+        the client often lost the reason with it ("Broken pipe"). The client hangs up
+        once it has read it, or is cut off after REFUSAL_LINGER; in a flood of refusals,
+        those beyond MAX_LINGERING are cut off at once."""
+        self._failed = True  # what the client sends is not read
+        payload = bytes([ssh_transport.MSG_DISCONNECT]) + struct.pack(">L", reason) + NS(why.encode()) + NS(b"")
+        padding = 8 - (5 + len(payload)) % 8
+        padding += 8 if padding < 4 else 0
+        packet = struct.pack(">LB", 1 + len(payload) + padding, padding) + payload + bytes(padding)
+        self.transport.write(self.ourVersionString + b"\r\n" + packet)
+        factory = self.factory
+        if factory.lingering >= MAX_LINGERING or not hasattr(self.transport, "loseWriteConnection"):
+            self.transport.loseConnection()
+            return
+        factory.lingering += 1
+        self._lingering = True
+        self.transport.loseWriteConnection()
+        self._grace = reactor.callLater(REFUSAL_LINGER, self.transport.abortConnection)
 
     def ssh_NEWKEYS(self, packet):
         super().ssh_NEWKEYS(packet)
@@ -88,7 +117,7 @@ class ApplianceTransport(PacketTransport):
             self.transport.loseConnection()
             return
         log.info("SFTP connection from {address} did not sign in in time", address=self.address)
-        self.sendDisconnect(transport.DISCONNECT_PROTOCOL_ERROR, b"sign-in took too long")
+        self.sendDisconnect(ssh_transport.DISCONNECT_PROTOCOL_ERROR, b"sign-in took too long")
 
     def _evicted(self) -> None:
         """A full sign-in pool makes room for a newcomer from a quieter address."""
@@ -109,6 +138,9 @@ class ApplianceTransport(PacketTransport):
     def connectionLost(self, reason=None):
         if self._grace is not None and self._grace.active():
             self._grace.cancel()
+        if self._lingering:
+            self._lingering = False
+            self.factory.lingering -= 1
         if self.ticket is not None:
             self.ticket.close()
         super().connectionLost(reason)
@@ -155,6 +187,7 @@ class ApplianceSSHFactory(factory.SSHFactory):
     protocol = ApplianceTransport
     services = {b"ssh-userauth": ApplianceUserAuth, b"ssh-connection": Connection}
     noisy = False
+    lingering = 0  # refused connections waiting for their client to read why
 
     def __init__(self, core):
         self.core = core

@@ -33,6 +33,7 @@ log = Logger()
 
 WINDOW = 2 * 1024 * 1024  # the session channel's window: Twisted's 128 KiB halves upload speed
 MAX_CHANNEL_PACKET = 256 * 1024
+FORWARDING = (b"direct-tcpip", b"forwarded-tcpip", b"direct-streamlocal@openssh.com")
 
 
 def _text(value: bytes) -> str:
@@ -132,9 +133,20 @@ class SftpUser(avatar.ConchUser):
         )
         self.subsystemLookup[b"sftp"] = self._sftp
 
-    def lookupChannel(self, channelType, windowSize, maxPacket, data):
+    def channel_refusal(self, channelType: bytes) -> tuple[int, str] | None:
+        """Why a channel of this type is not opened now (reason code, text), or None."""
+        if channelType != b"session":
+            what = "port forwarding" if channelType in FORWARDING else f"{_text(channelType)!r} channels"
+            return OPEN_ADMINISTRATIVELY_PROHIBITED, f"This server offers SFTP only: no {what}."
         if self.channels >= self._settings.max_sessions_per_connection:
-            raise ConchError(OPEN_ADMINISTRATIVELY_PROHIBITED, "too many sessions on one connection")
+            limit = self._settings.max_sessions_per_connection
+            return OPEN_ADMINISTRATIVELY_PROHIBITED, f"Too many sessions on one connection (at most {limit})."
+        return None
+
+    def lookupChannel(self, channelType, windowSize, maxPacket, data):
+        refusal = self.channel_refusal(channelType)
+        if refusal is not None:
+            raise ConchError(*refusal)
         channel = super().lookupChannel(channelType, windowSize, maxPacket, data)
         self.channels += 1
         return channel

@@ -54,6 +54,7 @@ _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
 _DATA_HEAD = struct.Struct("!LB4sL")  # packet length, FXP_DATA, request id, data length
+RESIZE_REFUSED = "Changing a file's size is not supported; upload it again instead."
 EXTENSIONS = {b"posix-rename@openssh.com": b"1", b"statvfs@openssh.com": b"2", b"fstatvfs@openssh.com": b"2"}
 
 
@@ -177,6 +178,8 @@ class WriteFile:
 
     def setAttrs(self, attrs):
         # scp and `put -p` stamp times through FSETSTAT; modes and owners are not the client's to set
+        if attrs.get("size", self.writer.size) != self.writer.size:
+            raise SFTPError(FX_OP_UNSUPPORTED, RESIZE_REFUSED)
         if "mtime" in attrs:
             self.writer.set_times(attrs.get("atime", attrs["mtime"]), attrs["mtime"])
 
@@ -276,12 +279,18 @@ class FilesServer:
         return attributes(await self.session.stat(path, follow=follow))
 
     def setAttrs(self, path, attrs):
-        if "mtime" in attrs:
-            return _call(self.session.set_times(_text(path), attrs.get("atime", attrs["mtime"]), attrs["mtime"]))
-        return _call(self._exists(_text(path)))  # modes and owners: accepted, not applied
+        return _call(self._set_attrs(_text(path), attrs))
 
-    async def _exists(self, path: str) -> None:
-        await self.session.stat(path)
+    async def _set_attrs(self, path: str, attrs: dict) -> None:
+        """Times are set; modes and owners accepted, not applied; a size only if it is
+        the file's already (sshfs truncates this way: pretending would lose its data)."""
+        if "size" in attrs:
+            if (await self.session.stat(path)).size != attrs["size"]:
+                raise SFTPError(FX_OP_UNSUPPORTED, RESIZE_REFUSED)
+        if "mtime" in attrs:
+            await self.session.set_times(path, attrs.get("atime", attrs["mtime"]), attrs["mtime"])
+        elif "size" not in attrs:
+            await self.session.stat(path)  # it must exist
 
     def readLink(self, path):
         raise SFTPError(FX_OP_UNSUPPORTED, "Symbolic links are not shown over SFTP.")

@@ -17,9 +17,12 @@ import struct
 from collections import deque
 
 from twisted.conch.ssh import channel, connection, transport
-from twisted.conch.ssh.common import getNS
+from twisted.conch.ssh.common import NS, getNS
+from twisted.logger import Logger
 
 from .packets import MACS, PacketCiphers, PacketError, is_aead
+
+log = Logger()
 
 MSG_CHANNEL_DATA = 94
 _TYPE = [bytes((n,)) for n in range(256)]
@@ -287,6 +290,22 @@ def _name_lists(packet: bytes) -> list[list[bytes]] | None:
 
 
 class Connection(connection.SSHConnection):
+    def ssh_CHANNEL_OPEN(self, packet):
+        """A channel the avatar refuses (port forwarding, too many sessions) is answered
+        with its reason; conch would log a critical traceback for every attempt."""
+        refuse = getattr(self.transport.avatar, "channel_refusal", None)
+        kind, rest = getNS(packet)
+        refusal = refuse(kind) if refuse is not None and len(rest) >= 4 else None
+        if refusal is None:
+            super().ssh_CHANNEL_OPEN(packet)
+            return
+        reason, text = refusal
+        (sender,) = struct.unpack_from(">L", rest)
+        log.info("{kind!r} channel refused: {why}", kind=kind, why=text)
+        self.transport.sendPacket(
+            connection.MSG_CHANNEL_OPEN_FAILURE, struct.pack(">2L", sender, reason) + NS(text.encode()) + NS(b"")
+        )
+
     def packetReceived(self, messageNum, packet):
         if messageNum == MSG_CHANNEL_DATA:  # the bulk of the traffic, without conch's name lookups
             self.ssh_CHANNEL_DATA(packet)

@@ -1,0 +1,165 @@
+"""SFTP as a user and a sysadmin meet it from outside, with OpenSSH's clients:
+what they are told when the server says no."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+from ..helpers import make_daemon, wait_for_port
+from .sftp_client import OPTIONS, auth_options, sftp
+
+PASSWORD = "user-password-1"
+
+FXP_INIT, FXP_VERSION, FXP_SETSTAT, FXP_STATUS, FXP_STAT, FXP_ATTRS = 1, 2, 9, 101, 17, 105
+FX_OK, FX_OP_UNSUPPORTED = 0, 8
+ATTR_SIZE = 0x1
+
+
+class RawSftp:
+    """SFTP packets of our own making over OpenSSH's `ssh -s ... sftp`: for requests
+    the sftp client never sends but other clients (sshfs, libraries) do."""
+
+    def __init__(self, daemon, user: str, password: str = PASSWORD):
+        args = ["ssh", *OPTIONS, *auth_options(None), "-p", str(daemon.sftp_port), "-s", f"{user}@127.0.0.1", "sftp"]
+        env = dict(os.environ, SSHPASS=password)
+        self.process = subprocess.Popen(
+            ["sshpass", "-e", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        self._id = 0
+        self._send(FXP_INIT, struct.pack("!L", 3))
+        kind, _ = self._receive()
+        assert kind == FXP_VERSION
+
+    def _send(self, kind: int, body: bytes) -> None:
+        self.process.stdin.write(struct.pack("!LB", len(body) + 1, kind) + body)
+        self.process.stdin.flush()
+
+    def _receive(self) -> tuple[int, bytes]:
+        head = self.process.stdout.read(4)
+        assert len(head) == 4, self.process.stderr.read().decode(errors="replace")
+        data = self.process.stdout.read(struct.unpack("!L", head)[0])
+        return data[0], data[1:]
+
+    def request(self, kind: int, body: bytes) -> tuple[int, bytes]:
+        self._id += 1
+        self._send(kind, struct.pack("!L", self._id) + body)
+        reply, data = self._receive()
+        assert struct.unpack("!L", data[:4])[0] == self._id
+        return reply, data[4:]
+
+    def status(self, kind: int, body: bytes) -> tuple[int, str]:
+        reply, data = self.request(kind, body)
+        assert reply == FXP_STATUS, reply
+        (code, length) = struct.unpack("!LL", data[:8])
+        return code, data[8 : 8 + length].decode()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(10)
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+
+def string(value: str) -> bytes:
+    data = value.encode()
+    return struct.pack("!L", len(data)) + data
+
+
+def test_a_size_change_is_refused_not_pretended(daemon, tmp_path):
+    """SETSTAT with a size (sshfs's truncate) was answered OK and the file kept its
+    size: a client believed a file it had truncated still held the old bytes."""
+    daemon.add_profile("truncator")
+    home = daemon.home("truncator")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "data.txt").write_text("0123456789")
+    raw = RawSftp(daemon, "truncator")
+    try:
+        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 0))
+        assert code == FX_OP_UNSUPPORTED, (code, message)
+        assert "size" in message
+        # the size it already has is no change: accepted
+        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 10))
+        assert code == FX_OK, (code, message)
+    finally:
+        raw.close()
+    assert (home / "data.txt").read_text() == "0123456789"
+
+
+def test_a_refused_connection_is_told_why(tmp_path):
+    """A connection refused as it opens (a banned address, too many connections) was
+    dropped without a word: OpenSSH printed only "kex_exchange_identification:
+    Connection closed by remote host". FTP says why in its 421; SFTP now does too."""
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.env["APPLIANCE_SECURITY_MAX_CONNECTIONS_PER_ADDRESS"] = "1"
+    daemon.start()
+    try:
+        daemon.add_profile("crowded")
+        with socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=10) as held:
+            assert held.recv(100).startswith(b"SSH-2.0-")  # admitted: it holds the one place
+            result = sftp(daemon, "crowded", PASSWORD, "ls", tmp_path)
+        assert result.returncode != 0
+        assert "Too many connections from 127.0.0.1 (at most 1)." in result.stderr, result.stderr
+        assert "Traceback" not in daemon.output()
+        # the place is free again
+        deadline = time.monotonic() + 10
+        while sftp(daemon, "crowded", PASSWORD, "ls", tmp_path).returncode != 0:
+            assert time.monotonic() < deadline, "the held connection was never released"
+            time.sleep(0.1)
+    finally:
+        daemon.stop()
+
+
+def test_port_forwarding_is_refused_in_words_and_quietly(daemon, tmp_path: Path):
+    """`ssh -W` / `ssh -L` open direct-tcpip channels: refused, and the client was told
+    "unknown channel type: unknown channel" while the daemon logged a critical
+    traceback for every attempt."""
+    daemon.add_profile("tunneller")
+    before = daemon.output().count("channel open failed")
+    env = dict(os.environ, SSHPASS=PASSWORD)
+    result = subprocess.run(
+        ["sshpass", "-e", "ssh", *OPTIONS, *auth_options(None), "-p", str(daemon.sftp_port),
+         "-W", f"127.0.0.1:{daemon.http_port}", "tunneller@127.0.0.1"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "administratively prohibited" in result.stderr, result.stderr
+    assert "SFTP only" in result.stderr, result.stderr
+    wait_for_port(daemon.sftp_port)
+    assert daemon.output().count("channel open failed") == before
+    # the connection's sessions are unharmed: SFTP still works
+    assert sftp(daemon, "tunneller", PASSWORD, "ls", tmp_path).returncode == 0
+
+
+def test_a_client_that_does_not_sign_in_is_hung_up_and_frees_its_place(tmp_path):
+    """After the key exchange, the end of the login grace raised an AttributeError (the
+    package's name `transport` is its submodule, not conch's): the connection stayed
+    open for ever, holding a sign-in place, and further clients were refused."""
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.env["APPLIANCE_SFTP_LOGIN_GRACE_TIME"] = "2"
+    daemon.env["APPLIANCE_SECURITY_MAX_UNAUTHENTICATED_PER_ADDRESS"] = "1"
+    daemon.start()
+    daemon.add_profile("prompt")
+    # sshpass waits for a prompt that never comes, so ssh sits at its password prompt
+    stuck = subprocess.Popen(
+        ["sshpass", "-P", "no-such-prompt", "-p", "x", "ssh", *OPTIONS, *auth_options(None),
+         "-p", str(daemon.sftp_port), "slow@127.0.0.1", "true"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while "did not sign in in time" not in daemon.output():
+            assert time.monotonic() < deadline, daemon.output()
+            time.sleep(0.1)
+        result = sftp(daemon, "prompt", PASSWORD, "ls", tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "Unhandled Error" not in daemon.output() and "Traceback" not in daemon.output()
+    finally:
+        os.killpg(stuck.pid, signal.SIGKILL)
+        stuck.wait(10)
+        daemon.stop()
