@@ -41,8 +41,22 @@ from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
 from .files.tree import split_path
 
 
+def shown_path(stored: str) -> str:
+    """A local source's folder as an admin gives it (and as `_allowed_path` reads it back):
+    inside the organisation's own folder relative to it, "." for that folder itself; a
+    folder under [sources] local_roots absolute. It is stored relative to the data dir
+    ("files/<subdomain>/..."), which the admin neither sees nor types: showing that
+    form made every save of the form move the source into files/<subdomain>/files/..."""
+    parts = Path(stored).parts
+    if not stored or Path(stored).is_absolute() or parts[:1] != ("files",):
+        return stored
+    return "/".join(parts[2:]) or "."
+
+
 def view(source: Source) -> dict:
     config = {"path": source.config.get("path", "")}
+    if source.type == "local":
+        config["path"] = shown_path(config["path"])
     if source.type == "sftp":
         config.update(
             host=source.config.get("host", ""),

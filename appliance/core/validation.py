@@ -31,7 +31,8 @@ def email(value: str) -> str:
 def name(value: str, field: str = "name", limit: int = 200) -> str:
     value = value.strip()
     if not value or len(value) > limit or any(ord(c) < 32 for c in value):
-        raise Invalid(f"The {field} must be 1 to {limit} printable characters.", {field: ["Enter a name."]})
+        hint = f"Use at most {limit} characters." if len(value) > limit else "Enter a name."
+        raise Invalid(f"The {field} must be 1 to {limit} printable characters.", {field: [hint]})
     return value
 
 

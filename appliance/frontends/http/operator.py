@@ -49,15 +49,20 @@ class OperatorApi(Resource):
         account = await self._operator(request)
         body = read_json(request)
         admin = body.get("admin") if isinstance(body.get("admin"), dict) else {}
-        created = await self.core.organisations.create(
-            str(body.get("name", "")),
-            body.get("subdomain") or None,
-            str(admin.get("username", "")),
-            str(admin.get("email", "")),
-            admin.get("password") or None,
-            status="trial",
-            trial_days=self.core.settings.server.trial_days,
-        )
+        try:
+            created = await self.core.organisations.create(
+                str(body.get("name", "")),
+                body.get("subdomain") or None,
+                str(admin.get("username", "")),
+                str(admin.get("email", "")),
+                admin.get("password") or None,
+                status="trial",
+                trial_days=self.core.settings.server.trial_days,
+            )
+        except Invalid as e:  # the core names the field "organisation name"; this request's is "name"
+            if "organisation name" in e.fields:
+                e.fields["name"] = e.fields.pop("organisation name")
+            raise
         await self._record(account, created.org_id, f"{account.profile.username} created the organisation")
         return reply(request, describe(await self._organisation(created.org_id), self._now()), 201)
 

@@ -138,9 +138,14 @@ class PortalApi(Resource):
         fields = required(read_json(request), "organisation", "username", "email", "password")
         if await self.core.organisations.initialized():
             raise PermissionDenied("The appliance is already set up.")
-        created = await self.core.organisations.initialize(
-            fields["organisation"], fields["username"], fields["email"], fields["password"]
-        )
+        try:
+            created = await self.core.organisations.initialize(
+                fields["organisation"], fields["username"], fields["email"], fields["password"]
+            )
+        except Invalid as e:  # the core names the field "organisation name"; this form's is "organisation"
+            if "organisation name" in e.fields:
+                e.fields["organisation"] = e.fields.pop("organisation name")
+            raise
         profile = await self.core.store.run(queries.get_profile_by_id, created.profile_id)
         tokens = await self.core.sessions.issue(profile.id)
         return reply(request, {**tokens, **user_fields(profile)}, 201)

@@ -4,9 +4,16 @@
 
 export const SESSION_KEY = "authUser";
 
+/** What a call that got no reply at all says. */
+export const UNREACHABLE =
+  "The appliance could not be reached. Check the connection and try again.";
+
 export class ApiError extends Error {
-  constructor(status, data) {
-    super((data && (data.detail || JSON.stringify(data))) || `HTTP ${status}`);
+  constructor(status, data, options) {
+    super(
+      (data && (data.detail || JSON.stringify(data))) || `HTTP ${status}`,
+      options,
+    );
     this.status = status;
     this.data = data || {};
   }
@@ -139,7 +146,14 @@ export async function request(
   }
   if (session && session.access)
     init.headers.Authorization = `Bearer ${session.access}`;
-  const response = await fetch(apiUrl(path, params), init);
+  let response;
+  try {
+    response = await fetch(apiUrl(path, params), init);
+  } catch (error) {
+    // no reply at all (the appliance is down, the network is gone): say so, not the
+    // browser's "Failed to fetch"
+    throw new ApiError(0, { detail: UNREACHABLE }, { cause: error });
+  }
   if (response.ok) {
     if (blob) return response.blob();
     return response.status === 204 ? null : readBody(response);

@@ -7,6 +7,7 @@ import {
   setSession,
   setupHttpClient,
   SESSION_KEY,
+  UNREACHABLE,
 } from "./api.js";
 
 function reply(status, body) {
@@ -203,6 +204,22 @@ describe("the HTTP client", () => {
       data: { name: ["Enter a name."] },
     });
     expect(navigate).not.toHaveBeenCalled();
+  });
+
+  it("says the appliance could not be reached when no reply comes, not the browser's words", async () => {
+    setSession({ access: "A1", refresh: "R1" });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(() => Promise.reject(new TypeError("Failed to fetch"))),
+    );
+    const failure = api.post("files/mkdir/", { path: "/x" });
+    await expect(failure).rejects.toMatchObject({
+      status: 0,
+      data: { detail: UNREACHABLE },
+      message: UNREACHABLE,
+    });
+    expect(navigate).not.toHaveBeenCalled();
+    expect(getSession()).toMatchObject({ access: "A1" }); // the session stays
   });
 
   it("refreshAccess renews the token for other clients, or ends the session", async () => {

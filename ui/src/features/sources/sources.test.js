@@ -209,6 +209,9 @@ describe("sources", () => {
       sourceLocation({ type: "s3", config: { bucket: "b", prefix: "p/" } }),
     ).toBe("b/p/");
     expect(sourceLocation({ type: "local", config: { path: "x" } })).toBe("x");
+    expect(sourceLocation({ type: "local", config: { path: "." } })).toBe(
+      "The organisation's folder",
+    );
   });
 
   it("hand the provider's code and state (or its error) back to the appliance", () => {

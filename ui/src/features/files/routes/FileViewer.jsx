@@ -179,17 +179,19 @@ export function FileViewer() {
           {errorText(error)}
         </p>
       ) : null}
-      <FileTable
-        entries={entries}
-        sort={sort}
-        onSort={setSort}
-        loading={isLoading && !data}
-        onOpen={(entry) => open(joinPath(path, entry.name))}
-        onDownload={download}
-        onRename={(entry) => setDialog({ kind: "rename", entry })}
-        onDelete={remove}
-        onShare={(entry) => setDialog({ kind: "share", entry })}
-      />
+      {error && !data ? null : (
+        <FileTable
+          entries={entries}
+          sort={sort}
+          onSort={setSort}
+          loading={isLoading && !data}
+          onOpen={(entry) => open(joinPath(path, entry.name))}
+          onDownload={download}
+          onRename={(entry) => setDialog({ kind: "rename", entry })}
+          onDelete={remove}
+          onShare={(entry) => setDialog({ kind: "share", entry })}
+        />
+      )}
       {dialog && dialog.kind === "mkdir" ? (
         <NameDialog
           title="New folder"

@@ -35,7 +35,7 @@ export const CONFIG_FIELDS = {
       "Folder",
       {
         required: true,
-        help: "Inside the organisation's folder, or a folder the operator allowed.",
+        help: "Relative to the organisation's folder (. for that folder itself), or an absolute folder the operator allowed.",
       },
     ],
   ],
@@ -337,5 +337,7 @@ export function sourceLocation(source) {
   }
   if (source.type === "s3")
     return `${c.bucket || ""}${c.prefix ? `/${c.prefix.replace(/^\/+/, "")}` : ""}`;
+  // the server shows a local folder relative to the organisation's own folder
+  if (c.path === ".") return "The organisation's folder";
   return c.path || "";
 }
