@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import ftplib
 import os
+import time
 
 import pytest
+from OpenSSL import SSL
+
+from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
 
@@ -56,3 +60,56 @@ def test_ftplib_abort_stops_an_upload_and_leaves_nothing(daemon, user, client):
     conn.close()
     assert client.sendcmd("NOOP").startswith("200")
     assert not (home / "aborted.bin").exists()
+
+
+def test_an_ftps_upload_closed_without_reading_anything_is_saved(daemon, user):
+    """lftp (and FileZilla) never read an upload's data connection: under TLS 1.3 the
+    session tickets OpenSSL sends after the handshake stayed unread, so closing made the
+    client's kernel reset the connection and drop the upload's unsent end (426, "The
+    data connection broke before the upload finished."; lftp retried, in active mode
+    often). The tickets now wait until the server sends something itself."""
+    home = daemon.home(user)
+    payload = os.urandom(8 << 20)
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.start_tls()
+        ftp.login(user, PASSWORD)
+        assert ftp.cmd("PBSZ 0")[0] == 200 and ftp.cmd("PROT P")[0] == 200
+        sock = ftp.data(ftp.epsv())
+        sock.settimeout(None)
+        data = SSL.Connection(SSL.Context(SSL.TLS_CLIENT_METHOD), sock)
+        data.set_connect_state()
+        data.do_handshake()
+        assert data.get_protocol_version_name() == "TLSv1.3"
+        assert ftp.cmd("STOR unread.bin")[0] == 150
+        time.sleep(0.1)  # what the server sends after the handshake has arrived
+        data.sendall(payload)
+        data.shutdown()  # close_notify, as lftp does, reading nothing
+        sock.close()
+        code, text = ftp.reply()
+        assert code == 226, text
+    assert (home / "unread.bin").read_bytes() == payload
+
+
+def test_ftps_downloads_and_listings_still_resume_and_end_cleanly_under_tls13(daemon, user):
+    """The held-back tickets go out before a download's first bytes: the client reads them."""
+    home = daemon.home(user)
+    (home / "down.bin").write_bytes(b"0123456789" * 100_000)
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.start_tls()
+        ftp.login(user, PASSWORD)
+        assert ftp.cmd("PBSZ 0")[0] == 200 and ftp.cmd("PROT P")[0] == 200
+        for _ in range(2):
+            data = ftp.tls_data(ftp.epsv())
+            assert data.version() == "TLSv1.3" and data.session_reused
+            assert ftp.cmd("RETR down.bin")[0] == 150
+            assert read_all(data) == b"0123456789" * 100_000
+            assert ftp.reply()[0] == 226
+        data = ftp.tls_data(ftp.epsv())
+        assert ftp.cmd("NLST")[0] == 150
+        assert b"down.bin" in read_all(data).split(b"\r\n")
+        assert ftp.reply()[0] == 226
+        (home / "empty.txt").write_bytes(b"")
+        data = ftp.tls_data(ftp.epsv())
+        assert ftp.cmd("RETR empty.txt")[0] == 150
+        assert read_all(data) == b""
+        assert ftp.reply()[0] == 226

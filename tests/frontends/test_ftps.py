@@ -24,9 +24,9 @@ from .test_ftp import random_file, sha256, temp_files, wait_until
 
 PASSWORD = "user-password-1"
 PLAIN_REFUSED = "This account must use FTPS (AUTH TLS) or SFTP: plain-text FTP passwords are refused."
-# lftp retries as its users' scripts let it: under TLS 1.3 its kernel can reset an upload's
-# data connection (lftp closes it with the server's session tickets unread), which is
-# answered 426 and retried; nothing is lost either way (see the README's FTPS notes).
+# lftp retries as its users' scripts let it. (Under TLS 1.3 its kernel used to reset an
+# upload's data connection, closed with the server's session tickets unread; the tickets
+# are now held back: test_ftp_outside_in.py.)
 LFTP_FTPS = (
     "set ftp:ssl-force true; set ftp:ssl-protect-data true; set ssl:verify-certificate no; "
     "set net:max-retries 4; set net:reconnect-interval-base 1; set net:reconnect-interval-multiplier 1; "

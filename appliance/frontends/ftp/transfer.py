@@ -65,13 +65,45 @@ class TLSHandshakeFailed(ConnectionLost):
 
 class DataTLS(TLSMemoryBIOProtocol):
     """TLS, as the server, on one data connection (PROT P). It remembers how the TCP
-    connection itself ended, which TLS alone reports only as 'lost'."""
+    connection itself ended, which TLS alone reports only as 'lost'.
+
+    Under TLS 1.3 OpenSSL sends session tickets right after the handshake. A client
+    that only uploads never reads them (lftp): when it closes the socket
+    with them unread, its kernel resets the connection and drops what it had not sent
+    yet, so the upload's end (and close_notify) never arrives. The tickets are kept
+    in the TLS layer until we send something ourselves (a download's first bytes, or
+    our close_notify after the client's), so such a client has nothing unread when it
+    closes. (pyOpenSSL offers no SSL_set_num_tickets to not send them at all.)"""
 
     wire_reason: Failure | None = None
+    _sending = False  # we have sent (or are sending) data or an alert: nothing is held back
 
     def connectionLost(self, reason):
         self.wire_reason = reason
         super().connectionLost(reason)
+
+    def _holding(self) -> bool:
+        return (
+            not self._sending and self._handshakeDone and self._tlsConnection.get_protocol_version_name() == "TLSv1.3"
+        )
+
+    def _flushSendBIO(self):
+        # Handshake messages go at once; under TLS 1.3 the server's come before the client's
+        # Finished, so what OpenSSL writes after the handshake (the tickets) waits here.
+        if not self._holding():
+            super()._flushSendBIO()
+
+    def _write(self, data):
+        self._sending = True
+        super()._write(data)
+
+    def _shutdownTLS(self):
+        self._sending = True
+        super()._shutdownTLS()
+
+    def _tlsShutdownFinished(self, reason):
+        self._sending = True
+        super()._tlsShutdownFinished(reason)
 
 
 @implementer(IHandshakeListener)
