@@ -4,6 +4,7 @@ from outside: Python's ftplib, curl and lftp against a live daemon."""
 from __future__ import annotations
 
 import ftplib
+import io
 import os
 import time
 
@@ -113,3 +114,28 @@ def test_ftps_downloads_and_listings_still_resume_and_end_cleanly_under_tls13(da
         assert ftp.cmd("RETR empty.txt")[0] == 150
         assert read_all(data) == b""
         assert ftp.reply()[0] == 226
+
+
+def test_rest_applies_only_to_the_transfer_right_after_it(daemon, user, client):
+    """A REST left over (the client listed the folder instead, or its RETR came before
+    any PASV and was refused) must not cut a later download short."""
+    client.storbinary("STOR digits.txt", io.BytesIO(b"0123456789"))
+    assert client.sendcmd("REST 5").startswith("350")
+    client.nlst()
+    out = io.BytesIO()
+    client.retrbinary("RETR digits.txt", out.write)
+    assert out.getvalue() == b"0123456789"
+
+    assert client.sendcmd("REST 5").startswith("350")
+    with pytest.raises(ftplib.error_temp, match="^425"):
+        client.sendcmd("RETR digits.txt")  # no PASV first
+    out = io.BytesIO()
+    client.retrbinary("RETR digits.txt", out.write)
+    assert out.getvalue() == b"0123456789"
+
+    # PASV, TYPE and the like between REST and RETR keep it (clients send them in any order)
+    assert client.sendcmd("REST 5").startswith("350")
+    client.voidcmd("TYPE I")
+    conn = client.transfercmd("RETR digits.txt")
+    assert read_all(conn) == b"56789"
+    client.voidresp()

@@ -107,6 +107,9 @@ PERM_LETTERS = {
     "file": (("r", "download"), ("w", "overwrite"), ("a", "overwrite"), ("d", "delete"), ("f", "rename")),
 }
 ALIASES = {"XCWD": "CWD", "XCUP": "CDUP", "XPWD": "PWD", "XMKD": "MKD", "XRMD": "RMD"}
+# A REST holds for the transfer right after it; only these may come between (clients
+# set up the data connection before or after REST). Any other command forgets it.
+KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
 
 
 def quote_path(path: str) -> str:
@@ -374,6 +377,8 @@ class FTPSession(ftp.FTP):
 
     def processCommand(self, cmd, *params):
         cmd = ALIASES.get(cmd, cmd)
+        if cmd not in KEEP_REST:
+            self._rest = 0
         if self.state == self.RENAMING and cmd != "RNTO":
             self.state = self.AUTHED  # RNFR not followed by RNTO: forget it
             self._rename_from = None
@@ -679,9 +684,9 @@ class FTPSession(ftp.FTP):
         return 350, f"Restarting at {offset}. Send RETR, STOR or APPE."
 
     async def ftp_RETR(self, path):
+        rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
         self._need_data_setup()
         async with self._data_command():
-            rest, self._rest = self._rest, 0
             target = self._resolve(path)
             source = await self.shell.openForReading(self._segments(target))
             sent = None
@@ -703,17 +708,18 @@ class FTPSession(ftp.FTP):
             return None
 
     async def ftp_STOR(self, path):
+        rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one
         self._need_data_setup()
         async with self._data_command():
-            return await self._receive(path, append=False)
+            return await self._receive(path, rest, append=False)
 
     async def ftp_APPE(self, path):
+        rest, self._rest = self._rest, 0
         self._need_data_setup()
         async with self._data_command():
-            return await self._receive(path, append=True)
+            return await self._receive(path, rest, append=True)
 
-    async def _receive(self, path: str, append: bool):
-        rest, self._rest = self._rest, 0
+    async def _receive(self, path: str, rest: int, append: bool):
         target = self._resolve(path)
         upload = await self.shell.openForWriting(self._segments(target), resume=append or rest > 0)
         committed = False
