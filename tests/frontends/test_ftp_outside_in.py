@@ -11,6 +11,8 @@ import time
 import pytest
 from OpenSSL import SSL
 
+from ..api_client import signed_in
+from ..helpers import ADMIN_PASSWORD
 from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
@@ -139,3 +141,25 @@ def test_rest_applies_only_to_the_transfer_right_after_it(daemon, user, client):
     conn = client.transfercmd("RETR digits.txt")
     assert read_all(conn) == b"56789"
     client.voidresp()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the core's FileSession keeps the Account it signed in with: deactivating a profile (or "
+    "withdrawing a permission, seen by hand) does not reach its open FTP sessions",
+)
+def test_a_deactivated_profiles_open_session_can_no_longer_upload(daemon):
+    profile_id = daemon.add_profile("leaver")
+    daemon.home("leaver").mkdir(parents=True, exist_ok=True)
+    f = ftplib.FTP(timeout=20)
+    f.connect("127.0.0.1", daemon.ftp_port)
+    f.login("leaver", PASSWORD)
+    try:
+        # as an admin does it: through the API
+        assert (
+            signed_in(daemon, "admin", ADMIN_PASSWORD).patch(f"profiles/{profile_id}/", {"active": False}).status == 200
+        )
+        with pytest.raises(ftplib.all_errors):
+            f.storbinary("STOR after.txt", io.BytesIO(b"still here"))
+    finally:
+        f.close()
