@@ -163,3 +163,22 @@ def test_a_deactivated_profiles_open_session_can_no_longer_upload(daemon):
             f.storbinary("STOR after.txt", io.BytesIO(b"still here"))
     finally:
         f.close()
+
+
+def test_nlst_of_a_pattern_in_a_folder_gives_paths_a_client_can_fetch(daemon, user, client):
+    """`mget sub/*.txt` (and ftplib scripts) RETR what NLST returns: bare names made it
+    fetch from the wrong folder (or fail with 550)."""
+    home = daemon.home(user)
+    (home / "globbed").mkdir(exist_ok=True)
+    (home / "globbed" / "a.txt").write_bytes(b"in the folder")
+    (home / "globbed" / "b.bin").write_bytes(b"not matched")
+    (home / "a.txt").write_bytes(b"at the top")
+    assert client.nlst("globbed/*.txt") == ["globbed/a.txt"]
+    out = io.BytesIO()
+    client.retrbinary("RETR " + client.nlst("globbed/*.txt")[0], out.write)
+    assert out.getvalue() == b"in the folder"
+    assert client.nlst("/globbed/*.txt") == ["/globbed/a.txt"]
+    # unchanged: a folder's names, and a pattern in the working folder
+    assert client.nlst("globbed") == ["a.txt", "b.bin"]
+    client.cwd("globbed")
+    assert client.nlst("*.txt") == ["a.txt"]

@@ -598,7 +598,8 @@ class FTPSession(ftp.FTP):
         return arg
 
     async def _entries(self, arg: str, glob_ok: bool = True):
-        """(folder?, [(name, kind, size, mode, mtime)]) for a LIST/NLST/MLSD argument."""
+        """(what, [(name, kind, size, mode, mtime)]) for a LIST/NLST/MLSD argument; what
+        the argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
         keys = ("name", "kind", "size", "mode", "modified")
         target = self._resolve(arg or self.cwd)
         segments = self._segments(target)
@@ -610,11 +611,11 @@ class FTPSession(ftp.FTP):
             if not (glob_ok and GLOB.search(name)):
                 raise
             listed = await shell.list(segments[:-1], keys)
-            return True, [tuple(values) for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
+            return "glob", [tuple(values) for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
         if kind != "dir":
-            return False, [(arg, kind, *rest)]
+            return "file", [(arg, kind, *rest)]
         listed = await shell.list(segments, keys)
-        return True, [tuple(values) for _, values in listed]
+        return "dir", [tuple(values) for _, values in listed]
 
     @staticmethod
     def _listable(name: str) -> bool:
@@ -631,16 +632,20 @@ class FTPSession(ftp.FTP):
     async def ftp_NLST(self, arg=""):
         self._need_data_setup()
         async with self._data_command():
-            _, entries = await self._entries(self._strip_options(arg))
-            lines = [wire_name(entry[0]) for entry in sorted(entries) if self._listable(entry[0])]
+            arg = self._strip_options(arg)
+            what, entries = await self._entries(arg)
+            # A pattern's matches are paths, as the shell expands them: "sub/*.txt" gives
+            # "sub/a.txt", which a client (mget, ftplib) can then RETR from where it is.
+            folder = arg.rpartition("/")[0] + "/" if what == "glob" and "/" in arg else ""
+            lines = [wire_name(folder + entry[0]) for entry in sorted(entries) if self._listable(entry[0])]
             return await self._send_listing(lines)
 
     async def ftp_MLSD(self, arg=""):
         self._need_data_setup()
         async with self._data_command():
             perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
-            is_folder, entries = await self._entries(arg, glob_ok=False)
-            if not is_folder:
+            what, entries = await self._entries(arg, glob_ok=False)
+            if what != "dir":
                 return 501, f"{arg} is not a folder."
             lines = [
                 mlst_facts(kind, size, mtime, perms, self._mlst_facts).encode("ascii") + b" " + wire_name(name)
