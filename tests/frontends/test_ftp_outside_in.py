@@ -6,6 +6,7 @@ from __future__ import annotations
 import ftplib
 import io
 import os
+import socket
 import time
 
 import pytest
@@ -182,3 +183,22 @@ def test_nlst_of_a_pattern_in_a_folder_gives_paths_a_client_can_fetch(daemon, us
     assert client.nlst("globbed") == ["a.txt", "b.bin"]
     client.cwd("globbed")
     assert client.nlst("*.txt") == ["a.txt"]
+
+
+def test_stat_during_a_transfer_is_answered_at_once(daemon, user):
+    """RFC 959: STAT sent during a transfer reports on it (it waited for the transfer's end)."""
+    (daemon.home(user) / "slow.bin").write_bytes(os.urandom(32 << 20))
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login(user, PASSWORD)
+        conn = ftp.data(ftp.epsv())
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        assert ftp.cmd("RETR slow.bin")[0] == 150
+        conn.recv(4096)  # under way; we read no more, so it stalls
+        code, text = ftp.cmd("STAT")
+        assert code == 211 and "a RETR is running" in text, text
+        ftp.send("ABOR")
+        assert ftp.reply()[0] == 426
+        assert ftp.reply()[0] == 226
+        conn.close()
+        code, text = ftp.cmd("STAT")
+        assert code == 211 and "no transfer running" in text, text

@@ -319,8 +319,13 @@ class FTPSession(ftp.FTP):
                 self.reply_code(421, "Too many commands sent ahead: closing the connection.")
                 self._hang_up()
                 return
-            if line.strip().upper() == b"ABOR":
+            command = line.strip().upper()
+            if command == b"ABOR":
                 self._aborted = self._abort_transfer("Transfer aborted by the client.") or self._aborted
+            elif command == b"STAT" and self._transfer is not None and not self._queue:
+                # RFC 959: STAT during a transfer is answered at once, with its state
+                self._reply_result(self.ftp_STAT())
+                return
             self._queue.append(line)
             return
         self._run(line)
@@ -985,10 +990,8 @@ class FTPSession(ftp.FTP):
         if arg:
             return 502, "STAT with a path is not supported: use LIST or MLST."
         who = self.shell.session.account.profile.username
-        return (
-            211,
-            f"Signed in as {who}; folder {self.cwd}; {'a transfer is' if self._transfer else 'no transfer'} running.",
-        )
+        running = f"a {self._command} is" if self._transfer else "no transfer"
+        return 211, f"Signed in as {who}; folder {self.cwd}; {running} running."
 
     def ftp_QUIT(self):
         self.reply_code(221, "Goodbye.")
