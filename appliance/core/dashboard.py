@@ -81,4 +81,7 @@ class Dashboard:
             "sftp_port": listener_port(self._settings.listen.sftp, 22),
             "ftp_port": listener_port(self._settings.listen.ftp, 21),
             "host_keys": self.host_keys,
+            # what the file viewer offers: the profile's permissions, and whether its source takes no changes
+            "permissions": list(account.profile.permissions),
+            "read_only": account.source.read_only if account.source else True,
         }

@@ -30,6 +30,7 @@ export function FileTable({
   onDelete,
   onShare,
   loading,
+  refused = {},
 }) {
   return (
     <div className="table-wrap">
@@ -82,6 +83,8 @@ export function FileTable({
                       className="flat small"
                       onClick={() => onDownload(entry)}
                       aria-label={`Download ${entry.name}`}
+                      disabled={Boolean(refused.download)}
+                      title={refused.download || undefined}
                     >
                       Download
                     </button>
@@ -90,6 +93,8 @@ export function FileTable({
                     className="flat small"
                     onClick={() => onShare(entry)}
                     aria-label={`Share ${entry.name}`}
+                    disabled={Boolean(refused.share)}
+                    title={refused.share || undefined}
                   >
                     Share
                   </button>
@@ -97,6 +102,8 @@ export function FileTable({
                     className="flat small"
                     onClick={() => onRename(entry)}
                     aria-label={`Rename ${entry.name}`}
+                    disabled={Boolean(refused.rename)}
+                    title={refused.rename || undefined}
                   >
                     Rename
                   </button>
@@ -104,6 +111,8 @@ export function FileTable({
                     className="flat small danger-text"
                     onClick={() => onDelete(entry)}
                     aria-label={`Delete ${entry.name}`}
+                    disabled={Boolean(refused.delete)}
+                    title={refused.delete || undefined}
                   >
                     Delete
                   </button>

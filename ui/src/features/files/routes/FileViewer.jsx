@@ -8,6 +8,7 @@ import { createFolder } from "../api/createFolder.js";
 import { deleteEntry } from "../api/deleteEntry.js";
 import { createDownloadLink } from "../api/createDownloadLink.js";
 import { useFiles } from "../api/getFiles.js";
+import { useRefusals } from "../api/getInformation.js";
 import { renameEntry } from "../api/renameEntry.js";
 import { collectDrop, collectInput } from "../components/dropped.js";
 import { FileTable } from "../components/FileTable.jsx";
@@ -28,6 +29,7 @@ export function FileViewer() {
   const [over, setOver] = useState(false);
   const [dialog, setDialog] = useState(null); // {kind: "mkdir" | "rename" | "share", entry}
   const { data, error, isLoading, mutate } = useFiles(path);
+  const refused = useRefusals(); // buttons the user may not use are disabled, saying why
   const refresh = useCallback(() => mutate(), [mutate]);
   const { uploads, start, cancel, dismiss } = useUploads({
     notify,
@@ -97,7 +99,7 @@ export function FileViewer() {
     <div
       className={`file-viewer ${over ? "drag-over" : ""}`}
       onDragOver={(e) => {
-        if ([...e.dataTransfer.types].includes("Files")) {
+        if (!refused.upload && [...e.dataTransfer.types].includes("Files")) {
           e.preventDefault();
           setOver(true);
         }
@@ -130,11 +132,15 @@ export function FileViewer() {
           </nav>
         </div>
         <div className="toolbar">
-          <label className="button">
+          <label
+            className={`button ${refused.upload ? "disabled" : ""}`}
+            title={refused.upload || undefined}
+          >
             Upload files
             <input
               type="file"
               multiple
+              disabled={Boolean(refused.upload)}
               className="visually-hidden"
               aria-label="Upload files"
               onChange={(e) => {
@@ -143,11 +149,15 @@ export function FileViewer() {
               }}
             />
           </label>
-          <label className="button secondary">
+          <label
+            className={`button secondary ${refused.upload ? "disabled" : ""}`}
+            title={refused.upload || undefined}
+          >
             Upload a folder
             <input
               type="file"
               webkitdirectory=""
+              disabled={Boolean(refused.upload)}
               className="visually-hidden"
               aria-label="Upload a folder"
               onChange={(e) => {
@@ -159,6 +169,8 @@ export function FileViewer() {
           <button
             className="secondary"
             onClick={() => setDialog({ kind: "mkdir" })}
+            disabled={Boolean(refused.mkdir)}
+            title={refused.mkdir || undefined}
           >
             New folder
           </button>
@@ -170,9 +182,11 @@ export function FileViewer() {
           </button>
         </div>
       </div>
-      <p className="dropzone" aria-hidden="true">
-        Drop files or folders anywhere here to upload them into this folder.
-      </p>
+      {refused.upload ? null : (
+        <p className="dropzone" aria-hidden="true">
+          Drop files or folders anywhere here to upload them into this folder.
+        </p>
+      )}
       <UploadList uploads={uploads} onCancel={cancel} onDismiss={dismiss} />
       {error ? (
         <p className="error" role="alert">
@@ -190,6 +204,7 @@ export function FileViewer() {
           onRename={(entry) => setDialog({ kind: "rename", entry })}
           onDelete={remove}
           onShare={(entry) => setDialog({ kind: "share", entry })}
+          refused={refused}
         />
       )}
       {dialog && dialog.kind === "mkdir" ? (
