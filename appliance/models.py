@@ -8,6 +8,13 @@ from datetime import UTC, datetime
 PERMISSIONS = ("list", "download", "upload", "overwrite", "delete", "rename", "mkdir")
 PROTOCOLS = ("sftp", "ftp", "web")
 ORG_STATUSES = ("trial", "active", "payment_missing", "deleted")
+# Every action an audit log row may carry: the audit log refuses any other, and the
+# logs screen's Action filter offers exactly these (GET logs/actions/)
+ACTIONS = (
+    "login", "login_failed", "upload", "download", "delete", "rename", "mkdir", "share", "share_access",
+    "password_changed", "ban", "unban", "profile", "source", "token", "mailbox", "organisation",
+    "organisation_created", "organisation_logo", "billing",
+)  # fmt: skip
 
 
 def utcnow() -> datetime:

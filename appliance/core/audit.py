@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from twisted.logger import Logger
 
-from ..models import LogEntry
+from ..models import ACTIONS, LogEntry
 from ..store import Store, queries
 
 log = Logger()
@@ -34,6 +34,8 @@ class AuditLog:
 
     async def record(self, entry: LogEntry) -> None:
         """Write the row, count it in the metrics, and echo it to the daemon's log (stdout/journald)."""
+        if entry.action not in ACTIONS:  # the logs screen filters by ACTIONS: one missing there could not be found
+            raise ValueError(f"audit action {entry.action!r} is not in models.ACTIONS")
         await self._store.run(queries.insert_log, entry)
         if self._metrics is not None:
             self._metrics.observe(entry)

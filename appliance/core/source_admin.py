@@ -53,7 +53,8 @@ def shown_path(stored: str) -> str:
     return "/".join(parts[2:]) or "."
 
 
-def view(source: Source) -> dict:
+def view(source: Source, default_source_id: int | None) -> dict:
+    """A source as the API shows it; `default`: new profiles get it (the organisation's default source)."""
     config = {"path": source.config.get("path", "")}
     if source.type == "local":
         config["path"] = shown_path(config["path"])
@@ -89,7 +90,28 @@ def view(source: Source) -> dict:
         "read_only": source.read_only,
         "status": source.status,
         "last_error": source.last_error,
+        "default": source.id == default_source_id,
     }
+
+
+DEFAULT_DELETE = (
+    "This is the organisation's default source: new profiles get it. Make another source the default first."
+)
+DEFAULT_UNSET = (
+    "This is the organisation's default source. To change that, make another source the default: "
+    "an organisation always has one."
+)
+
+
+def in_use(profiles: int, mailboxes: int) -> str:
+    """Why a source that profiles or mailboxes use is not deleted."""
+    counted = ((profiles, "profile", "profiles"), (mailboxes, "mailbox", "mailboxes"))
+    who = " and ".join(f"{n} {one if n == 1 else many}" for n, one, many in counted if n)
+    return (
+        f"{who} {'uses' if profiles + mailboxes == 1 else 'use'} this source. Give "
+        f"{'it' if profiles + mailboxes == 1 else 'them'} another source first, so no one loses access to "
+        "their files (deleting a source never deletes the files themselves)."
+    )
 
 
 OAUTH_FIELDS = ("authorize_url", "token_url", "client_id", "scope", "role_arn", "sts_endpoint")
@@ -162,6 +184,13 @@ class SourceAdmin:
                 errors["read_only"] = ["Must be true or false."]
             else:
                 values["read_only"] = body["read_only"]
+        if "default" in body:
+            if not isinstance(body["default"], bool):
+                errors["default"] = ["Must be true or false."]
+            elif body["default"]:
+                values["default"] = True  # not a column: the route makes the source the default
+            elif existing is not None and existing.id == account.organisation.default_source_id:
+                errors["default"] = [DEFAULT_UNSET]
         if ("config" in body or existing is None) and "type" not in errors:
             config = body.get("config") if isinstance(body.get("config"), dict) else {}
             try:
@@ -185,6 +214,19 @@ class SourceAdmin:
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
+
+    async def make_default(self, account: Account, source: Source) -> None:
+        """New profiles (and mailboxes without a source) get this source from now on."""
+        await self._store.run(source_queries.set_default_source, account.organisation.id, source.id)
+
+    async def delete(self, account: Account, source: Source) -> None:
+        """Delete the source, unless it is the organisation's default or profiles or mailboxes use it:
+        they would lose their files without a word (their source was set to none)."""
+        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, source.id)
+        if found is None:
+            return
+        default, profiles, mailboxes = found
+        raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
 
     async def check(self, account: Account, source: Source) -> Source:
         """Try the source and store what was found."""

@@ -27,11 +27,29 @@ def update_source(db: sqlite_utils.Database, org_id: int, source_id: int, values
     db.execute(f"UPDATE sources SET {sets} WHERE id = ? AND org_id = ?", [*values.values(), source_id, org_id])
 
 
-def delete_source(db: sqlite_utils.Database, org_id: int, source_id: int) -> bool:
+def source_users(db: sqlite_utils.Database, org_id: int, source_id: int) -> tuple[bool, int, int]:
+    """Whether the source is the organisation's default, and how many profiles and mailboxes use it."""
+    default = db.execute(
+        "SELECT 1 FROM organisations WHERE id = ? AND default_source_id = ?", [org_id, source_id]
+    ).fetchone()
+    profiles = db.execute("SELECT count(*) FROM profiles WHERE org_id = ? AND source_id = ?", [org_id, source_id])
+    mailboxes = db.execute("SELECT count(*) FROM mailboxes WHERE org_id = ? AND source_id = ?", [org_id, source_id])
+    return default is not None, profiles.fetchone()[0], mailboxes.fetchone()[0]
+
+
+def delete_unused_source(db: sqlite_utils.Database, org_id: int, source_id: int) -> tuple[bool, int, int] | None:
+    """Delete the source unless it is the default or in use (checked in the same transaction):
+    None when deleted, else what source_users found."""
     with db.atomic():
-        db.execute("UPDATE organisations SET default_source_id = NULL WHERE id = ? AND default_source_id = ?",
-                   [org_id, source_id])  # fmt: skip
-        return db.execute("DELETE FROM sources WHERE id = ? AND org_id = ?", [source_id, org_id]).rowcount == 1
+        users = source_users(db, org_id, source_id)
+        if users != (False, 0, 0):
+            return users
+        db.execute("DELETE FROM sources WHERE id = ? AND org_id = ?", [source_id, org_id])
+        return None
+
+
+def set_default_source(db: sqlite_utils.Database, org_id: int, source_id: int) -> None:
+    db.execute("UPDATE organisations SET default_source_id = ? WHERE id = ?", [source_id, org_id])
 
 
 def name_taken(db: sqlite_utils.Database, org_id: int, name: str, except_id: int | None) -> bool:

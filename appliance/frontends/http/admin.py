@@ -11,6 +11,7 @@ import re
 from ...core.profile_admin import view as profile_view
 from ...core.source_admin import view as source_view
 from ...errors import PermissionDenied
+from ...models import ACTIONS
 from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
@@ -178,6 +179,12 @@ class LogsApi(Resource):
         )
         return reply(request, page(request, rows, count, 50))
 
+    @app.route("/actions/", methods=["GET"])
+    async def actions(self, request):
+        """Every action a log row may carry: the choices of the action filter"""
+        await authenticate(self.core, request, admin=True)
+        return reply(request, {"actions": list(ACTIONS)})
+
     @app.route("/export/", methods=["GET"])
     async def export(self, request):
         """Every matching row as CSV, written in batches as the client reads."""
@@ -265,37 +272,57 @@ class SourcesApi(Resource):
         count, sources = await self.core.store.run(
             source_queries.list_sources, account.organisation.id, query(request, "search"), limit, offset
         )
-        return reply(request, page(request, [source_view(s) for s in sources], count))
+        default = account.organisation.default_source_id
+        return reply(request, page(request, [source_view(s, default) for s in sources], count))
+
+    async def _make_default(self, account, request, source) -> int:
+        await self.admin.make_default(account, source)
+        await self._audit(
+            account, request, f"{account.profile.username} made {source.name} the organisation's default source"
+        )
+        return source.id
 
     @app.route("/", methods=["POST"])
     async def create(self, request):
         account = await authenticate(self.core, request, admin=True)
         values = await self.admin.values(account, read_json(request))
+        make_default = values.pop("default", False)
         source_id = await self.core.store.run(queries.insert_source, values)
         source = await self.admin.check(account, await self.admin.get(account, source_id))
         await self._audit(account, request, f"{account.profile.username} created the source {source.name}")
-        return reply(request, source_view(source), 201)
+        default = account.organisation.default_source_id
+        if make_default:
+            default = await self._make_default(account, request, source)
+        return reply(request, source_view(source, default), 201)
 
     @app.route("/<int:source_id>/", methods=["GET"])
     async def item(self, request, source_id):
         account = await authenticate(self.core, request, admin=True)
-        return reply(request, source_view(await self.admin.get(account, source_id)))
+        return reply(
+            request, source_view(await self.admin.get(account, source_id), account.organisation.default_source_id)
+        )
 
     @app.route("/<int:source_id>/", methods=["PATCH", "PUT"])
     async def change(self, request, source_id):
+        """Change a source; {"default": true} makes it the organisation's default source"""
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, source_id)
         values = await self.admin.values(account, read_json(request), existing)
+        default = account.organisation.default_source_id
+        if values.pop("default", False) and existing.id != default:
+            default = await self._make_default(account, request, existing)
         if values:
             await self.core.store.run(source_queries.update_source, account.organisation.id, source_id, values)
             await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
-        return reply(request, source_view(await self.admin.check(account, await self.admin.get(account, source_id))))
+        checked = await self.admin.check(account, await self.admin.get(account, source_id))
+        return reply(request, source_view(checked, default))
 
     @app.route("/<int:source_id>/", methods=["DELETE"])
     async def delete(self, request, source_id):
+        """Delete a source: refused for the organisation's default and while profiles or mailboxes use it"""
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, source_id)
-        await self.core.store.run(source_queries.delete_source, account.organisation.id, source_id)
+        await self.admin.delete(account, existing)
         await self._audit(account, request, f"{account.profile.username} deleted the source {existing.name}")
         request.setResponseCode(204)
         return b""
@@ -303,7 +330,8 @@ class SourcesApi(Resource):
     @app.route("/<int:source_id>/check/", methods=["POST"])
     async def check(self, request, source_id):
         account = await authenticate(self.core, request, admin=True)
-        return reply(request, source_view(await self.admin.check(account, await self.admin.get(account, source_id))))
+        checked = await self.admin.check(account, await self.admin.get(account, source_id))
+        return reply(request, source_view(checked, account.organisation.default_source_id))
 
     @app.route("/<int:source_id>/authorize/", methods=["POST"])
     async def authorize(self, request, source_id):
@@ -322,7 +350,7 @@ class SourcesApi(Resource):
         await self._audit(
             account, request, f"{account.profile.username} signed the source {source.name} in with its provider"
         )
-        return reply(request, source_view(source))
+        return reply(request, source_view(source, account.organisation.default_source_id))
 
 
 _HOST = re.compile(r"(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ... import __version__
+from ...models import ACTIONS
 
 PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/setup/", "/branding/",
           "/branding/logo/<int:org_id>/<name>",
@@ -40,7 +41,7 @@ QUERY = {
     "search": STRING,
     "ordering": {"type": "string", "enum": ["username", "-username", "last_login", "-last_login", "created_at",
                                            "-created_at"]},
-    "action": STRING,
+    "action": {"type": "string", "enum": list(ACTIONS)},
     "protocol": {"type": "string", "enum": ["sftp", "ftp", "web", "api", "mail", "system"]},
     "username": STRING,
     "date_from": {"type": "string", "format": "date-time"},
@@ -62,6 +63,8 @@ PROFILE = _object(
 )  # fmt: skip
 SOURCE = _object(
     name=STRING, type={"enum": ["local", "s3", "sftp"]}, read_only=BOOLEAN,
+    default={"type": "boolean", "description": "true: the organisation's default source, which new profiles get "
+             "(true makes it so; an organisation always has one, so false on it is refused)"},
     config=_object(path=STRING, endpoint=STRING, region=STRING, bucket=STRING, prefix=STRING, access_key=STRING,
                    secret_key=STRING, path_style=BOOLEAN, verify_tls=BOOLEAN, host=STRING,
                    port={"type": "integer", "minimum": 1, "maximum": 65535}, username=STRING, password=STRING,

@@ -1,22 +1,5 @@
-export const ACTIONS = [
-  "login",
-  "login_failed",
-  "upload",
-  "download",
-  "delete",
-  "rename",
-  "mkdir",
-  "ban",
-  "unban",
-  "password_changed",
-  "profile",
-  "source",
-  "token",
-  "mailbox",
-  "organisation",
-  "share",
-  "share_access",
-];
+import { useLogActions } from "./getLogActions.js";
+
 export const PROTOCOLS = ["sftp", "ftp", "web", "api", "mail", "system"];
 export const EMPTY_FILTERS = {
   search: "",
@@ -44,6 +27,8 @@ export function activeFilters(filters) {
 }
 
 export function LogFilters({ filters, onChange, withUser = true }) {
+  const { data: known } = useLogActions();
+  const actions = (known && known.actions) || [];
   const set = (name) => (event) =>
     onChange({ ...filters, [name]: event.target.value });
   return (
@@ -61,7 +46,7 @@ export function LogFilters({ filters, onChange, withUser = true }) {
         <span>Action</span>
         <select value={filters.action} onChange={set("action")}>
           <option value="">all</option>
-          {ACTIONS.map((a) => (
+          {actions.map((a) => (
             <option key={a}>{a}</option>
           ))}
         </select>

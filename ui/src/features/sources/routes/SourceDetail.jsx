@@ -30,10 +30,21 @@ export function SourceDetail() {
     setSaves((n) => n + 1); // a fresh form: typed secrets gone, new pin shown
     notify(`Saved ${saved.name}`, { type: "positive" });
   }
+  async function makeDefault() {
+    try {
+      const saved = await update(source.id, { default: true });
+      await mutate(saved, { revalidate: false });
+      notify(`${saved.name} is now the organisation's default source`, {
+        type: "positive",
+      });
+    } catch (e) {
+      notify(errorText(e), { type: "negative" });
+    }
+  }
   async function destroy() {
     const sure = await confirm({
       title: "Delete the source",
-      message: `Delete ${source.name}? Profiles and mailboxes using it lose it. The files themselves are not deleted.`,
+      message: `Delete ${source.name}? The files themselves are not deleted. A source that profiles or mailboxes use, or the organisation's default, cannot be deleted.`,
     });
     if (!sure) return;
     try {
@@ -59,12 +70,25 @@ export function SourceDetail() {
   return (
     <>
       <PageHeader title={source.name} back={["/admin/sources", "Sources"]}>
+        {source.default ? null : (
+          <button className="secondary" onClick={makeDefault}>
+            Make default
+          </button>
+        )}
         <button className="danger" onClick={destroy}>
           Delete
         </button>
       </PageHeader>
       <p className="meta">
         {typeLabel(source.type)} · Status <SourceStatus source={source} />
+        {source.default ? (
+          <>
+            {" · "}
+            <span className="badge positive" data-testid="default-source">
+              Default source: new profiles get it
+            </span>
+          </>
+        ) : null}
         {source.last_error ? (
           <span className="error" data-testid="last-error">
             {" "}

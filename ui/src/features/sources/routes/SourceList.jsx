@@ -7,6 +7,22 @@ import { sourceLocation, typeLabel } from "../components/sourceTypes.js";
 
 const COLUMNS = [
   ["Name", (s) => s.name],
+  [
+    // the organisation's default source (not the word "default": the first source is named Default)
+    "New profiles",
+    (s) =>
+      s.default ? (
+        <span
+          className="badge positive"
+          title="The organisation's default source: new profiles get it"
+          data-testid="default-badge"
+        >
+          get this source
+        </span>
+      ) : (
+        ""
+      ),
+  ],
   ["Type", (s) => typeLabel(s.type)],
   ["Location", sourceLocation],
   ["Read-only", (s) => (s.read_only ? "yes" : "")],
