@@ -6,7 +6,9 @@ from __future__ import annotations
 import ftplib
 import io
 import os
+import shutil
 import socket
+import subprocess
 import time
 
 import pytest
@@ -202,3 +204,24 @@ def test_stat_during_a_transfer_is_answered_at_once(daemon, user):
         conn.close()
         code, text = ftp.cmd("STAT")
         assert code == 211 and "no transfer running" in text, text
+
+
+@pytest.mark.skipif(not shutil.which("lftp"), reason="needs lftp")
+def test_list_dash_d_shows_the_folder_itself(daemon, user):
+    """lftp's `ls -d shown` sends LIST -d shown: the folder's own line, as ls -d gives
+    (it listed what was inside)."""
+    home = daemon.home(user)
+    (home / "shown").mkdir(exist_ok=True)
+    (home / "shown" / "inside.txt").write_bytes(b"x")
+    script = "set ftp:ssl-allow no; set net:max-retries 1; ls -d shown; echo ---; ls shown; bye"
+    result = subprocess.run(
+        ["lftp", "-u", f"{user},{PASSWORD}", "-p", str(daemon.ftp_port), "-e", script, "127.0.0.1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    itself, inside = result.stdout.split("---\n")
+    assert itself.startswith("d") and itself.split()[-1] == "shown" and "inside.txt" not in itself, itself
+    assert inside.split()[-1] == "inside.txt", inside

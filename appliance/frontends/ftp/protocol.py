@@ -629,7 +629,16 @@ class FTPSession(ftp.FTP):
     async def ftp_LIST(self, arg=""):
         self._need_data_setup()
         async with self._data_command():
-            _, entries = await self._entries(self._strip_options(arg))
+            path = self._strip_options(arg)
+            options = arg[: len(arg) - len(path)]
+            if re.search(r"(^|\s)-\w*d", options):  # ls -d: the folder itself, not what is in it
+                target = self._resolve(path or self.cwd)
+                kind, size, mode, mtime = await self.shell.stat(
+                    self._segments(target), ("kind", "size", "mode", "modified")
+                )
+                entries = [(path or ".", kind, size, mode, mtime)]
+            else:
+                _, entries = await self._entries(path)
             now = self.clock.seconds()
             lines = [ls_line(*entry, now) for entry in sorted(entries) if self._listable(entry[0])]
             return await self._send_listing(lines)
