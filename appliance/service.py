@@ -83,6 +83,7 @@ class ApplianceService(service.MultiService):
         self.core.jobs.start()
         self.core.uploads.start()
         self.core.storage.start()
+        self.core.open_sessions.start()
 
     async def _sweep(self) -> None:
         sources = await self.core.store.run(queries.all_sources)
@@ -110,6 +111,7 @@ class ApplianceService(service.MultiService):
         core.jobs.stop()
         core.uploads.stop()
         core.storage.stop()
+        core.open_sessions.stop()
         await defer.maybeDeferred(super().stopService)
         await core.files.drain(core.reactor, core.settings.server.shutdown_grace)
         core.threads.stop()

@@ -28,6 +28,7 @@ from .jobs import Jobs
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
+from .open_sessions import OpenSessions
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .profile_admin import ProfileAdmin
@@ -59,6 +60,7 @@ class Core:
     tls: ReloadableTLS
     jobs: Jobs
     connections: ConnectionLimits
+    open_sessions: OpenSessions
     metrics: Metrics
     sessions: Sessions
     dashboard: Dashboard
@@ -105,6 +107,7 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor)
+    open_sessions = OpenSessions(store, connections, audit, reactor)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
     return Core(
         settings=settings,
@@ -122,11 +125,12 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics),
         jobs=Jobs(store, audit, reactor),
         connections=connections,
+        open_sessions=open_sessions,
         metrics=metrics,
         sessions=Sessions(store, data_dir.token_secret(), reactor),
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
-        profile_admin=ProfileAdmin(store, passwords, reactor),
+        profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
         api_tokens=ApiTokens(store, reactor),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
         mailer=mailer,

@@ -7,7 +7,10 @@ ends. Limits: connections per address, and connections still signing in, in
 total and per address (like OpenSSH's MaxStartups), so a flood of half-open
 handshakes cannot starve real users. A front end that passes `drop` lets a full
 sign-in pool hang up a half-open connection of the busiest address to admit a
-newcomer from a quieter one.
+newcomer from a quieter one. A front end that passes `end` (a callback taking the
+message to show) lets the core end a signed-in connection whose profile may no longer
+use it (core/open_sessions.py); it hands the connection's FileSession to
+`ticket.authenticated(session)` so the core can find it by profile and refresh it.
 """
 
 from __future__ import annotations
@@ -27,19 +30,50 @@ class ConnectionSettings:
 
 
 class Ticket:
-    def __init__(self, limits: ConnectionLimits, address: str, protocol: str, drop: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        limits: ConnectionLimits,
+        address: str,
+        protocol: str,
+        drop: Callable[[], None] | None = None,
+        end: Callable[[str], None] | None = None,
+    ):
         self._limits = limits
         self.address = address
         self.protocol = protocol
         self.drop = drop  # hangs up this connection (the front end's), so a full pool can evict it
+        self.end = end  # ends this signed-in connection, telling the client why (the front end's)
+        self.session = None  # the connection's FileSession once signed in (its account: who)
         self.signed_in = False
         self.closed = False
         self.evicted = False
+        self.ended = False
 
-    def authenticated(self) -> None:
+    def authenticated(self, session=None) -> None:
+        """Signed in; `session`: the connection's FileSession, which the core refreshes
+        or ends when an administrator changes its profile."""
         if not self.signed_in and not self.closed:
             self.signed_in = True
+            self.session = session
             self._limits._authenticated(self)
+
+    @property
+    def profile_id(self) -> int | None:
+        return self.session.account.profile.id if self.session is not None else None
+
+    def end_session(self, message: str) -> None:
+        """End this connection with `message` for the client (once; hang up without one
+        when the front end passed no `end`)."""
+        if self.ended or self.closed:
+            return
+        self.ended = True
+        try:
+            if self.end is not None:
+                self.end(message)
+            elif self.drop is not None:
+                self.drop()
+        except Exception:  # noqa: BLE001 - a connection already going away
+            pass
 
     def close(self) -> None:
         if not self.closed:
@@ -56,8 +90,15 @@ class ConnectionLimits:
         self._signing_in: dict[Ticket, None] = {}  # tickets still signing in, oldest first
         self.evictions = 0  # connections hung up to make room in a full sign-in pool
         self.sessions: Counter[str] = Counter()  # signed-in sessions per protocol, for metrics
+        self._signed_in: dict[Ticket, None] = {}  # signed-in connections, for open_sessions
 
-    def open(self, address: str, protocol: str, drop: Callable[[], None] | None = None) -> Ticket:
+    def open(
+        self,
+        address: str,
+        protocol: str,
+        drop: Callable[[], None] | None = None,
+        end: Callable[[str], None] | None = None,
+    ) -> Ticket:
         """Admit a new connection or raise PermissionDenied with the reason.
 
         `drop` hangs up the new connection. When the sign-in pool is full, a newcomer
@@ -78,7 +119,7 @@ class ConnectionLimits:
         self._per_address[address] += 1
         self._pending_per_address[address] += 1
         self._pending += 1
-        ticket = Ticket(self, address, protocol, drop)
+        ticket = Ticket(self, address, protocol, drop, end)
         self._signing_in[ticket] = None
         return ticket
 
@@ -112,10 +153,12 @@ class ConnectionLimits:
             return  # signed in while being hung up: it is going away
         self._unpend(ticket)
         self.sessions[ticket.protocol] += 1
+        self._signed_in[ticket] = None
 
     def _closed(self, ticket: Ticket) -> None:
         if ticket.signed_in and not ticket.evicted:
             self.sessions[ticket.protocol] -= 1
+            self._signed_in.pop(ticket, None)
         elif not ticket.evicted:
             self._unpend(ticket)
         self._per_address[ticket.address] -= 1
@@ -129,6 +172,14 @@ class ConnectionLimits:
         self._pending_per_address[address] -= 1
         if self._pending_per_address[address] <= 0:
             del self._pending_per_address[address]
+
+    def signed_in(self, profile_id: int | None = None) -> list[Ticket]:
+        """The signed-in connections that have a FileSession (of one profile, if given)."""
+        return [
+            t
+            for t in self._signed_in
+            if t.session is not None and not t.ended and (profile_id is None or t.profile_id == profile_id)
+        ]
 
     @property
     def pending(self) -> int:

@@ -50,10 +50,11 @@ def _string_list(value, name: str, errors: dict) -> list[str] | None:
 
 
 class ProfileAdmin:
-    def __init__(self, store: Store, passwords: Passwords, clock):
+    def __init__(self, store: Store, passwords: Passwords, clock, open_sessions=None):
         self._store = store
         self._passwords = passwords
         self._clock = clock
+        self._open_sessions = open_sessions  # core.open_sessions: changes reach open connections
 
     async def get(self, account: Account, profile_id: int) -> Profile:
         profile = await self._store.run(queries.get_profile, account.organisation.id, profile_id)
@@ -193,11 +194,19 @@ class ProfileAdmin:
         return await self.get(account, profile_id)
 
     async def update(self, profile: Profile, values: dict) -> None:
-        """Store `values` (from `values()`) on the profile; a new password ends remembered sign-ins."""
+        """Store `values` (from `values()`) on the profile; a new password ends remembered
+        sign-ins and web sessions, but not open SFTP/FTP connections (they proved the
+        password they had; an admin who wants someone out deactivates them). Other
+        changes reach the profile's open connections at once (core/open_sessions.py)."""
         await self._store.run(queries.update_profile, profile.id, values)
         if "password_hash" in values:
             self._passwords.forget(profile_scope(profile.id))
+        if self._open_sessions is not None and set(values) - {"password_hash", "password_changed_at"}:
+            await self._open_sessions.check(profile_id=profile.id)
 
     async def delete(self, account: Account, profile: Profile) -> None:
+        """Delete the profile; its open connections are ended."""
         await self._store.run(profile_queries.delete_profile, account.organisation.id, profile.id)
         self._passwords.forget(profile_scope(profile.id))
+        if self._open_sessions is not None:
+            await self._open_sessions.check(profile_id=profile.id)

@@ -3,7 +3,8 @@
 Every token carries exp, iat, jti, token_type and user_id. The decoder accepts
 HS256 only. A refresh token works once (it is rotated); a used, revoked or
 expired one is refused. Tokens issued before the profile's last password change,
-or for a profile now disabled, are refused too.
+or for a profile now deleted, disabled, expired or without web access, are refused
+too (every request reads the profile again, so an admin's change holds at once).
 
 Download links: a signed `access` value (core/signed.py, as share links use) that
 lets a plain browser request download one file of one profile for a minute, so the
@@ -129,6 +130,11 @@ class Sessions:
         profile = await self._store.run(queries.get_profile_by_id, claims["user_id"])
         if profile is None or not profile.active:
             raise TokenInvalid("User not found or inactive", token_type)
+        expires = from_iso(profile.expires_at)
+        if expires is not None and expires <= self._now():
+            raise TokenInvalid("User account has expired", token_type)
+        if "web" not in profile.protocols:
+            raise TokenInvalid("Web access is not enabled for this account", token_type)
         changed = await self._store.run(queries.password_changed_at, profile.id)
         if changed and from_iso(changed).timestamp() > claims["iat"] + 1:
             raise TokenInvalid("Token is invalid or expired", token_type)  # the password changed since

@@ -3,6 +3,7 @@ from outside: Python's ftplib, curl and lftp against a live daemon."""
 
 from __future__ import annotations
 
+import contextlib
 import ftplib
 import io
 import os
@@ -146,12 +147,9 @@ def test_rest_applies_only_to_the_transfer_right_after_it(daemon, user, client):
     client.voidresp()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the core's FileSession keeps the Account it signed in with: deactivating a profile (or "
-    "withdrawing a permission, seen by hand) does not reach its open FTP sessions",
-)
 def test_a_deactivated_profiles_open_session_can_no_longer_upload(daemon):
+    """An admin who deactivates a leaver through the API cuts their open session off at
+    once, with the reason (it kept the rights it signed in with)."""
     profile_id = daemon.add_profile("leaver")
     daemon.home("leaver").mkdir(parents=True, exist_ok=True)
     f = ftplib.FTP(timeout=20)
@@ -162,10 +160,62 @@ def test_a_deactivated_profiles_open_session_can_no_longer_upload(daemon):
         assert (
             signed_in(daemon, "admin", ADMIN_PASSWORD).patch(f"profiles/{profile_id}/", {"active": False}).status == 200
         )
+        with pytest.raises(ftplib.error_temp, match="^421 Your account was deactivated by an administrator"):
+            f.getresp()  # sent before the server hung up, unasked
         with pytest.raises(ftplib.all_errors):
             f.storbinary("STOR after.txt", io.BytesIO(b"still here"))
     finally:
         f.close()
+    assert not (daemon.home("leaver") / "after.txt").exists()
+
+
+def test_a_deleted_profiles_upload_in_flight_is_aborted_and_not_saved(daemon):
+    """Deleting a profile ends its open session mid-upload: 421 with the reason, and
+    neither the file nor its temporary copy is left behind."""
+    profile_id = daemon.add_profile("midway")
+    home = daemon.home("midway")
+    home.mkdir(parents=True, exist_ok=True)
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login("midway", PASSWORD)
+        conn = ftp.data(ftp.epsv())
+        assert ftp.cmd("STOR partial.bin")[0] == 150
+        conn.sendall(os.urandom(1 << 20))
+        deadline = time.monotonic() + 10
+        while not any(home.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the temporary file is there: the upload is under way
+        assert signed_in(daemon, "admin", ADMIN_PASSWORD).delete(f"profiles/{profile_id}/").status == 204
+        replies = []
+        with contextlib.suppress(EOFError, OSError):
+            while True:
+                replies.append(ftp.reply())
+        conn.close()
+    assert (421, "Your account was deleted by an administrator.") in replies, replies
+    assert list(home.iterdir()) == []
+
+
+def test_a_withdrawn_upload_permission_refuses_the_next_upload_on_an_open_session(daemon):
+    """Permissions an admin changes hold from the open session's next command; the
+    session itself goes on."""
+    profile_id = daemon.add_profile("narrowed")
+    home = daemon.home("narrowed")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "kept.txt").write_bytes(b"still readable")
+    f = ftplib.FTP(timeout=20)
+    f.connect("127.0.0.1", daemon.ftp_port)
+    f.login("narrowed", PASSWORD)
+    try:
+        f.storbinary("STOR before.txt", io.BytesIO(b"allowed"))
+        admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+        assert admin.patch(f"profiles/{profile_id}/", {"permissions": ["list", "download"]}).status == 200
+        with pytest.raises(ftplib.error_perm, match="^550 You may not upload files"):
+            f.storbinary("STOR after.txt", io.BytesIO(b"refused"))
+        out = io.BytesIO()
+        f.retrbinary("RETR kept.txt", out.write)
+        assert out.getvalue() == b"still readable"
+    finally:
+        f.close()
+    assert (home / "before.txt").read_bytes() == b"allowed"
+    assert not (home / "after.txt").exists()
 
 
 def test_nlst_of_a_pattern_in_a_folder_gives_paths_a_client_can_fetch(daemon, user, client):

@@ -11,12 +11,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..helpers import make_daemon, wait_for_port
+from ..api_client import signed_in
+from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for_port
 from .sftp_client import OPTIONS, auth_options, sftp
 
 PASSWORD = "user-password-1"
 
 FXP_INIT, FXP_VERSION, FXP_SETSTAT, FXP_STATUS, FXP_STAT, FXP_ATTRS = 1, 2, 9, 101, 17, 105
+FXP_OPEN, FXP_WRITE, FXP_HANDLE = 3, 6, 102
+FXF_WRITE, FXF_CREAT, FXF_TRUNC = 0x02, 0x08, 0x10
 FX_OK, FX_OP_UNSUPPORTED = 0, 8
 ATTR_SIZE = 0x1
 
@@ -89,6 +92,36 @@ def test_a_size_change_is_refused_not_pretended(daemon, tmp_path):
     finally:
         raw.close()
     assert (home / "data.txt").read_text() == "0123456789"
+
+
+def test_a_deactivated_profiles_open_session_is_ended_with_the_reason(daemon, tmp_path):
+    """An admin who deactivates a leaver through the API ends their open SFTP session
+    at once: an SSH DISCONNECT with the reason, which OpenSSH prints, and the upload
+    they had open is not saved (no file, no temporary copy)."""
+    profile_id = daemon.add_profile("sftp-leaver")
+    home = daemon.home("sftp-leaver")
+    home.mkdir(parents=True, exist_ok=True)
+    raw = RawSftp(daemon, "sftp-leaver")
+    try:
+        flags = struct.pack("!LL", FXF_WRITE | FXF_CREAT | FXF_TRUNC, 0)
+        reply, data = raw.request(FXP_OPEN, string("half.bin") + flags)
+        assert reply == FXP_HANDLE, reply
+        handle = data[: 4 + struct.unpack("!L", data[:4])[0]]
+        code, message = raw.status(FXP_WRITE, handle + struct.pack("!Q", 0) + string("x" * 32768))
+        assert code == FX_OK, (code, message)
+        assert [p.name for p in home.iterdir()] != []  # the upload's temporary file
+        admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+        assert admin.patch(f"profiles/{profile_id}/", {"active": False}).status == 200
+        assert raw.process.wait(20) != 0
+        assert raw.process.stdout.read() == b""
+        stderr = raw.process.stderr.read().decode(errors="replace")
+    finally:
+        raw.close()
+    assert "Your account was deactivated by an administrator." in stderr, stderr
+    assert list(home.iterdir()) == []
+    # and it cannot come back
+    result = sftp(daemon, "sftp-leaver", PASSWORD, "ls", tmp_path)
+    assert result.returncode != 0 and "disabled" in result.stderr, result.stderr
 
 
 def test_a_refused_connection_is_told_why(tmp_path):

@@ -237,6 +237,15 @@ class FileSession:
         self.share = share  # transfers are logged as an anonymous visitor's through this share
         self._read_only = account.source.read_only if account.source else True
 
+    def refresh(self, account: Account) -> None:
+        """Take the profile's new settings (read again after an admin's change; same
+        source and home): its permissions, quota figures and the source's read-only
+        flag hold from the next call. core/open_sessions.py ends sessions that cannot."""
+        self.account = account
+        self._read_only = account.source.read_only if account.source else True
+        self.limits.quota_bytes = account.profile.quota_bytes
+        self.limits.quota_files = account.profile.quota_files
+
     # -- rules ------------------------------------------------------------------
 
     def _require(self, permission: str, path: str) -> None:

@@ -227,7 +227,7 @@ class FTPSession(ftp.FTP):
         refusal = self.banned(address) if self.banned is not None else None
         if refusal is None and self.connections is not None:
             try:
-                self._ticket = self.connections.open(address, "ftp", drop=self._evicted)
+                self._ticket = self.connections.open(address, "ftp", drop=self._evicted, end=self._ended)
             except ApplianceError as e:
                 refusal = str(e)
         if refusal is not None:
@@ -269,6 +269,16 @@ class FTPSession(ftp.FTP):
         if not self._lost and not self.disconnected:
             self.reply_code(421, "Too many connections are signing in from your address; try again shortly.")
             self._hang_up()
+
+    def _ended(self, message: str) -> None:
+        """The core ends this session (say, the profile was deactivated): a transfer in
+        flight is aborted (an upload is not saved), then 421 with the reason."""
+        if self._lost or self.disconnected:
+            return
+        self._queue.clear()
+        self._abort_transfer(message)
+        self.reply_code(421, message)
+        self._hang_up()
 
     def _hang_up(self) -> None:
         """Close the control connection after what was written. Under TLS that sends a
@@ -443,7 +453,7 @@ class FTPSession(ftp.FTP):
         self.cwd = "/"
         self.state = self.AUTHED
         if self._ticket is not None:
-            self._ticket.authenticated()
+            self._ticket.authenticated(shell.session)
         return 230, f"Signed in as {username}."
 
     # -- FTPS (RFC 4217) ---------------------------------------------------------------------

@@ -105,6 +105,7 @@ class OperatorApi(Resource):
             await self.core.store.run(queries.update_organisation, org_id, changes)
             summary = ", ".join(f"{k} {v}" for k, v in changes.items())
             await self._record(account, org_id, f"The operator {account.profile.username} set {summary}")
+            await self.core.open_sessions.check(org_id=org_id)  # a deleted or unpaid one: its sessions end
         return reply(request, describe(await self._organisation(org_id), self._now()))
 
     @app.route("/organisations/<int:org_id>/logs/", methods=["GET"])

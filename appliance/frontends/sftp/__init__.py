@@ -64,7 +64,7 @@ class ApplianceTransport(PacketTransport):
         reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT
         if refusal is None:
             try:
-                self.ticket = core.connections.open(address, "sftp", drop=self._evicted)
+                self.ticket = core.connections.open(address, "sftp", drop=self._evicted, end=self._ended)
             except PermissionDenied as e:
                 refusal, reason = e.message, ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
         if refusal is not None:
@@ -124,12 +124,18 @@ class ApplianceTransport(PacketTransport):
         log.info("SFTP connection from {address} hung up to make room for others", address=self.address)
         self.transport.loseConnection()
 
+    def _ended(self, message: str) -> None:
+        """The core ends this session (say, the profile was deactivated): the reason in
+        a DISCONNECT, which OpenSSH's client prints; uploads in flight are aborted."""
+        log.info("SFTP connection from {address} ended: {why}", address=self.address, why=message)
+        self.sendDisconnect(ssh_transport.DISCONNECT_BY_APPLICATION, message.encode())
+
     def signed_in(self) -> None:
         if self._grace is not None and self._grace.active():
             self._grace.cancel()
         self._grace = None
         if self.ticket is not None:
-            self.ticket.authenticated()
+            self.ticket.authenticated(getattr(self.avatar, "files", None))
 
     def receiveError(self, reasonCode, description):
         # A client disconnecting normally is not an error worth a line at error level.

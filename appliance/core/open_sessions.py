@@ -1,0 +1,147 @@
+"""What an administrator's change does to the SFTP and FTP connections already open.
+
+A signed-in connection's FileSession holds the Account it signed in with. When an
+admin changes or deletes a profile, or the operator changes an organisation, the
+core reads the profile again and, for each of its open connections (found through
+core.connections' tickets), either:
+
+- ends it with the reason (the front end's `end` callback: FTP's 421, SSH's
+  DISCONNECT), when sign-in would now be refused: profile deleted, deactivated or
+  expired, organisation deleted or unpaid, the protocol or the address withdrawn;
+  or when the session cannot follow the change: another source or home folder, or
+  a quota where there was none (the session's tree and usage are set at sign-in);
+- or refreshes the session's account, so permissions, a quota's new figures and the
+  source's read-only flag hold from the next command.
+
+A password change leaves open connections alone (see ProfileAdmin.update). Expiry
+and a trial's end happen without anyone's change, so every open connection is also
+checked every CHECK_INTERVAL seconds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+
+from twisted.internet import task
+from twisted.logger import Logger
+
+from ..models import LogEntry, Organisation, Profile, from_iso
+from ..store import Store, queries
+from ..threads import spawn
+from .audit import PROTOCOL_NAMES, clean
+from .auth import Account, address_allowed, organisation_refusal
+
+log = Logger()
+
+CHECK_INTERVAL = 60.0  # seconds between checks of every open connection (expiry, trial ends)
+DELETED = "Your account was deleted by an administrator."
+DEACTIVATED = "Your account was deactivated by an administrator."
+EXPIRED = "Your account has expired. Ask your administrator to extend it."
+MOVED = "An administrator changed where your files are kept: sign in again."
+QUOTA_SET = "An administrator set a quota on your account: sign in again."
+
+
+def ending(profile: Profile | None, organisation: Organisation | None, protocol: str, address: str, now) -> str | None:
+    """Why a connection signed in as `profile` over `protocol` from `address` must end
+    now (the message for the client), or None. The rules of sign-in (core.auth)."""
+    if profile is None or organisation is None:
+        return DELETED
+    refusal = organisation_refusal(organisation, now)
+    if refusal is not None:
+        return f"{refusal}: this session has ended."
+    if not profile.active:
+        return DEACTIVATED
+    expires = from_iso(profile.expires_at)
+    if expires is not None and expires <= now:
+        return EXPIRED
+    if protocol not in profile.protocols:
+        return f"An administrator withdrew {PROTOCOL_NAMES.get(protocol, protocol)} access from your account."
+    if not address_allowed(address, profile.ip_allow):
+        return f"An administrator no longer allows your account to connect from {address}."
+    return None
+
+
+def cannot_follow(session, profile: Profile) -> str | None:
+    """Why an open session cannot take the profile's new settings (end it), or None."""
+    before = session.account.profile
+    if profile.source_id != before.source_id or profile.home != before.home:
+        return MOVED
+    quota = profile.quota_bytes is not None or profile.quota_files is not None
+    if quota and session.limits.usage is None:
+        return QUOTA_SET  # usage was never measured for this session
+    return None
+
+
+class OpenSessions:
+    def __init__(self, store: Store, connections, audit, clock, interval: float = CHECK_INTERVAL):
+        self._store = store
+        self._connections = connections
+        self._audit = audit
+        self._clock = clock
+        self._interval = interval
+        self._loop: task.LoopingCall | None = None
+
+    def start(self) -> None:
+        self._loop = task.LoopingCall(lambda: spawn(self.check(), "checking open sessions"))
+        self._loop.clock = self._clock
+        self._loop.start(self._interval, now=False)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+
+    async def check(self, *, profile_id: int | None = None, org_id: int | None = None) -> int:
+        """Read the profiles of open connections again (one profile's, one
+        organisation's, or all) and end or refresh each; returns how many ended."""
+        by_profile = defaultdict(list)
+        for ticket in self._connections.signed_in(profile_id):
+            if org_id is None or ticket.session.account.organisation.id == org_id:
+                by_profile[ticket.profile_id].append(ticket)
+        ended = 0
+        for pid, tickets in by_profile.items():
+            profile = await self._store.run(queries.get_profile_by_id, pid)
+            organisation = source = None
+            if profile is not None:
+                organisation = await self._store.run(queries.get_organisation, profile.org_id)
+                if profile.source_id is not None:
+                    source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
+            now = datetime.fromtimestamp(self._clock.seconds(), UTC)
+            for ticket in tickets:
+                if ticket.closed or ticket.ended:
+                    continue  # went away while the store was read
+                why = ending(profile, organisation, ticket.protocol, ticket.address, now)
+                if why is None:
+                    why = cannot_follow(ticket.session, profile)
+                if why is None:
+                    ticket.session.refresh(Account(profile, organisation, source))
+                    continue
+                await self._end(ticket, why, deleted=profile is None)
+                ended += 1
+        return ended
+
+    async def _end(self, ticket, why: str, deleted: bool) -> None:
+        account = ticket.session.account
+        name = PROTOCOL_NAMES.get(ticket.protocol, ticket.protocol)
+        log.info(
+            "ending the {protocol} session of {username} from {address}: {why}",
+            protocol=name,
+            username=account.profile.username,
+            address=ticket.address,
+            why=why,
+        )
+        ticket.end_session(why)
+        if self._audit is not None:
+            await self._audit.record(
+                LogEntry(
+                    org_id=account.organisation.id,
+                    profile_id=None if deleted else account.profile.id,
+                    username=account.profile.username,
+                    protocol=ticket.protocol,
+                    action="profile",
+                    remote_address=ticket.address,
+                    message=f"{clean(account.profile.username)}'s {name} session from {ticket.address} "
+                    f"was ended: {why}",
+                )
+            )
