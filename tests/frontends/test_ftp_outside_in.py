@@ -218,6 +218,27 @@ def test_a_withdrawn_upload_permission_refuses_the_next_upload_on_an_open_sessio
     assert not (home / "after.txt").exists()
 
 
+def test_an_organisation_the_operator_marks_unpaid_has_its_open_sessions_ended(daemon):
+    """The operator's PATCH god/organisations/{id}/ {"status": "payment_missing"} ends
+    its members' open sessions with the reason sign-in would give."""
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    created = admin.post("god/organisations/", {"name": "Unpaid Ltd", "subdomain": "unpaid",
+                                                "admin": {"username": "unpaidboss", "email": "u@example.com",
+                                                          "password": "unpaid-pass-12"}})  # fmt: skip
+    assert created.status == 201, created.body
+    f = ftplib.FTP(timeout=20)
+    f.connect("127.0.0.1", daemon.ftp_port)
+    f.login("unpaidboss", "unpaid-pass-12")
+    try:
+        assert f.sendcmd("NOOP").startswith("200")
+        changed = admin.patch(f"god/organisations/{created.body['id']}/", {"status": "payment_missing"})
+        assert changed.status == 200, changed.body
+        with pytest.raises(ftplib.error_temp, match="^421 Organisation payment missing: this session has ended"):
+            f.getresp()
+    finally:
+        f.close()
+
+
 def test_nlst_of_a_pattern_in_a_folder_gives_paths_a_client_can_fetch(daemon, user, client):
     """`mget sub/*.txt` (and ftplib scripts) RETR what NLST returns: bare names made it
     fetch from the wrong folder (or fail with 550)."""
