@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from klein import Klein
@@ -135,6 +136,19 @@ def required(body: dict, *names: str) -> dict[str, str]:
     if missing:
         raise Invalid("Some fields are missing.", missing)
     return values
+
+
+@contextmanager
+def field_named(core_name: str, request_name: str):
+    """An Invalid raised inside names the field `core_name` (the core's word, say
+    "organisation name"); the reply names it as this request's body does, so the
+    console shows the error under its own field."""
+    try:
+        yield
+    except Invalid as e:
+        if core_name in e.fields:
+            e.fields[request_name] = e.fields.pop(core_name)
+        raise
 
 
 def client_address(request) -> str:

@@ -11,7 +11,18 @@ from ...models import ORG_STATUSES, LogEntry, from_iso, to_iso
 from ...store import logs as log_queries
 from ...store import operator as operator_queries
 from ...store import queries
-from .api import NOT_ALLOWED, Resource, authenticate, json_api, page, paging, query, read_json, reply
+from .api import (
+    NOT_ALLOWED,
+    Resource,
+    authenticate,
+    field_named,
+    json_api,
+    page,
+    paging,
+    query,
+    read_json,
+    reply,
+)
 
 
 class OperatorApi(Resource):
@@ -49,7 +60,7 @@ class OperatorApi(Resource):
         account = await self._operator(request)
         body = read_json(request)
         admin = body.get("admin") if isinstance(body.get("admin"), dict) else {}
-        try:
+        with field_named("organisation name", "name"):
             created = await self.core.organisations.create(
                 str(body.get("name", "")),
                 body.get("subdomain") or None,
@@ -59,10 +70,6 @@ class OperatorApi(Resource):
                 status="trial",
                 trial_days=self.core.settings.server.trial_days,
             )
-        except Invalid as e:  # the core names the field "organisation name"; this request's is "name"
-            if "organisation name" in e.fields:
-                e.fields["name"] = e.fields.pop("organisation name")
-            raise
         await self._record(account, created.org_id, f"{account.profile.username} created the organisation")
         return reply(request, describe(await self._organisation(created.org_id), self._now()), 201)
 

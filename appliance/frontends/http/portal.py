@@ -8,7 +8,7 @@ from ...core.accounts import RESET_SENT
 from ...core.images import MAX_LOGO_BYTES
 from ...errors import Invalid, PermissionDenied
 from ...store import queries
-from .api import Resource, authenticate, client_address, json_api, query, read_json, reply, required
+from .api import Resource, authenticate, client_address, field_named, json_api, query, read_json, reply, required
 
 # a logo is served with no right to run anything, even opened on its own (SVG)
 LOGO_POLICY = b"default-src 'none'; style-src 'unsafe-inline'; sandbox"
@@ -138,14 +138,10 @@ class PortalApi(Resource):
         fields = required(read_json(request), "organisation", "username", "email", "password")
         if await self.core.organisations.initialized():
             raise PermissionDenied("The appliance is already set up.")
-        try:
+        with field_named("organisation name", "organisation"):
             created = await self.core.organisations.initialize(
                 fields["organisation"], fields["username"], fields["email"], fields["password"]
             )
-        except Invalid as e:  # the core names the field "organisation name"; this form's is "organisation"
-            if "organisation name" in e.fields:
-                e.fields["organisation"] = e.fields.pop("organisation name")
-            raise
         profile = await self.core.store.run(queries.get_profile_by_id, created.profile_id)
         tokens = await self.core.sessions.issue(profile.id)
         return reply(request, {**tokens, **user_fields(profile)}, 201)
