@@ -49,8 +49,9 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 class OrganisationSettings:
-    def __init__(self, store: Store, threads: Threads, audit: AuditLog, data_dir: Path, clock):
+    def __init__(self, store: Store, threads: Threads, audit: AuditLog, data_dir: Path, clock, open_sessions=None):
         self._store = store
+        self._open_sessions = open_sessions
         self._threads = threads
         self._audit = audit
         self._folder = Path(data_dir) / "branding"
@@ -84,6 +85,8 @@ class OrganisationSettings:
                 account, "web", address, "organisation", "",
                 f"{clean(account.profile.username)} changed the organisation's {', '.join(sorted(changes))}",
             )  # fmt: skip
+            if changes.get("require_tls") and self._open_sessions is not None:
+                await self._open_sessions.check(org_id=org_id)  # members' plain-FTP sessions end
         return self.describe(await self._store.run(queries.get_organisation, org_id))
 
     async def public_branding(self, subdomain: str) -> dict:

@@ -48,13 +48,16 @@ class Ticket:
         self.closed = False
         self.evicted = False
         self.ended = False
+        self.encrypted = True  # did the password travel encrypted (FTP: after AUTH TLS)
 
-    def authenticated(self, session=None) -> None:
+    def authenticated(self, session=None, encrypted: bool = True) -> None:
         """Signed in; `session`: the connection's FileSession, which the core refreshes
-        or ends when an administrator changes its profile."""
+        or ends when an administrator changes its profile; `encrypted`: False for plain FTP,
+        which an administrator's later "require TLS" ends."""
         if not self.signed_in and not self.closed:
             self.signed_in = True
             self.session = session
+            self.encrypted = encrypted
             self._limits._authenticated(self)
 
     @property

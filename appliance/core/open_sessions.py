@@ -7,7 +7,8 @@ core.connections' tickets), either:
 
 - ends it with the reason (the front end's `end` callback: FTP's 421, SSH's
   DISCONNECT), when sign-in would now be refused: profile deleted, deactivated or
-  expired, organisation deleted or unpaid, the protocol or the address withdrawn;
+  expired, organisation deleted or unpaid, the protocol or the address withdrawn,
+  TLS now required of a plain-FTP connection;
   or when the session cannot follow the change: another source or home folder, or
   a quota where there was none (the session's tree and usage are set at sign-in);
 - or refreshes the session's account, so permissions, a quota's new figures and the
@@ -30,7 +31,7 @@ from ..models import LogEntry, Organisation, Profile, from_iso
 from ..store import Store, queries
 from ..threads import spawn
 from .audit import PROTOCOL_NAMES, clean
-from .auth import Account, address_allowed, organisation_refusal
+from .auth import TLS_REQUIRED, TLS_REQUIRED_ANY, Account, address_allowed, organisation_refusal, requires_tls
 
 log = Logger()
 
@@ -42,9 +43,12 @@ MOVED = "An administrator changed where your files are kept: sign in again."
 QUOTA_SET = "An administrator set a quota on your account: sign in again."
 
 
-def ending(profile: Profile | None, organisation: Organisation | None, protocol: str, address: str, now) -> str | None:
-    """Why a connection signed in as `profile` over `protocol` from `address` must end
-    now (the message for the client), or None. The rules of sign-in (core.auth)."""
+def ending(
+    profile: Profile | None, organisation: Organisation | None, protocol: str, address: str, now, encrypted: bool = True
+) -> str | None:
+    """Why a connection signed in as `profile` over `protocol` from `address` (over plain
+    text unless `encrypted`) must end now (the message for the client), or None. The rules
+    of sign-in (core.auth)."""
     if profile is None or organisation is None:
         return DELETED
     refusal = organisation_refusal(organisation, now)
@@ -59,6 +63,8 @@ def ending(profile: Profile | None, organisation: Organisation | None, protocol:
         return f"An administrator withdrew {PROTOCOL_NAMES.get(protocol, protocol)} access from your account."
     if not address_allowed(address, profile.ip_allow):
         return f"An administrator no longer allows your account to connect from {address}."
+    if not encrypted and requires_tls(profile, organisation):
+        return TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY)
     return None
 
 
@@ -111,7 +117,7 @@ class OpenSessions:
             for ticket in tickets:
                 if ticket.closed or ticket.ended:
                     continue  # went away while the store was read
-                why = ending(profile, organisation, ticket.protocol, ticket.address, now)
+                why = ending(profile, organisation, ticket.protocol, ticket.address, now, ticket.encrypted)
                 if why is None:
                     why = cannot_follow(ticket.session, profile)
                 if why is None:

@@ -489,6 +489,27 @@ def test_require_tls_for_one_profile(daemon):
     assert ftp_refusal(daemon, "no-such-user")[1] == "Invalid username or password."
 
 
+def test_requiring_tls_ends_open_plain_ftp_sessions_and_keeps_ftps_ones(daemon):
+    """An admin who starts requiring TLS cuts off the sessions whose password already
+    travelled in plain text (421 with the reason); FTPS sessions go on."""
+    org_id = daemon.add_organisation("Tightening Co")
+    profile(daemon, "tight-admin", org_id=org_id, is_admin=True)
+    profile(daemon, "tight-user", org_id=org_id)
+    plain = RawFTP(daemon.ftp_port)
+    plain.login("tight-user", PASSWORD)
+    secure = ftps(daemon, "tight-user")
+    try:
+        admin = signed_in(daemon, "tight-admin", PASSWORD)
+        assert admin.patch(f"organisation/{org_id}/", {"require_tls": True}).status == 200
+        assert plain.reply() == (421, PLAIN_REFUSED)  # sent unasked, before the hang-up
+        assert secure.cmd("PWD")[0] == 257
+    finally:
+        plain.close()
+        secure.close()
+    ended = [r for r in daemon.logs() if r["username"] == "tight-user" and "was ended" in r["message"]]
+    assert len(ended) == 1 and "FTPS (AUTH TLS)" in ended[0]["message"], ended
+
+
 def test_require_tls_for_the_whole_ftp_listener(tmp_path):
     daemon = make_daemon(tmp_path, start=False)
     daemon.env["APPLIANCE_FTP_REQUIRE_TLS"] = "true"

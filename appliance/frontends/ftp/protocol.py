@@ -453,7 +453,7 @@ class FTPSession(ftp.FTP):
         self.cwd = "/"
         self.state = self.AUTHED
         if self._ticket is not None:
-            self._ticket.authenticated(shell.session)
+            self._ticket.authenticated(shell.session, encrypted=self._tls is not None)
         return 230, f"Signed in as {username}."
 
     # -- FTPS (RFC 4217) ---------------------------------------------------------------------
