@@ -119,7 +119,17 @@ SIGN_IN_TIME = timedelta(minutes=10)  # from the authorize URL to the code's ret
 AUTHORIZE = "authorize"  # the status of a source that waits for an admin to sign in with its provider
 
 
-def folder_problem(path: Path) -> str | None:
+def folder_problem(path: Path, create: bool = False) -> str | None:
+    """What keeps the appliance from using a local source's folder, or None; `create`
+    (a new source, or a new path): make a missing folder first. A check of a source in
+    use never does, so an unmounted disk is reported, not papered over."""
+    if create and not os.path.lexists(path):
+        try:
+            path.mkdir(mode=0o750, parents=True)
+        except OSError as e:
+            return f"The appliance cannot create the folder {path}: {e.strerror or e}."
+    if os.path.lexists(path) and not path.is_dir():
+        return f"{path} is not a folder."
     if not path.is_dir():
         return f"The folder {path} does not exist."
     if not os.access(path, os.W_OK | os.X_OK):
@@ -228,8 +238,9 @@ class SourceAdmin:
         default, profiles, mailboxes = found
         raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
 
-    async def check(self, account: Account, source: Source) -> Source:
-        """Try the source and store what was found."""
+    async def check(self, account: Account, source: Source, create: bool = False) -> Source:
+        """Try the source and store what was found; `create`: a new local source's folder
+        (or the new folder of a changed one) is made when it is missing."""
         found: dict = {}
         if source.type == "sftp":
             problem = None
@@ -253,7 +264,7 @@ class SourceAdmin:
                 problem = e.message
         else:
             path = self._files.source_root(source)
-            problem = await self._threads.work(folder_problem, path)
+            problem = await self._threads.work(folder_problem, path, create)
         await self._store.run(
             source_queries.update_source,
             account.organisation.id,

@@ -121,10 +121,20 @@ def test_sources_stay_inside_allowed_folders_and_are_checked(daemon):
     admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
     own = admin.post("sources/", {"name": "Archive", "config": {"path": "archive"}})
     assert own.status == 201, own.body
-    assert own.body["status"] == "error" and "does not exist" in own.body["last_error"]
-    (daemon.source_root() / "archive").mkdir(exist_ok=True)
+    # a new source's folder is made for it (an admin of the appliance has no shell on it)
+    assert own.body["status"] == "ok" and own.body["last_error"] == "", own.body
+    assert (daemon.source_root() / "archive").is_dir()
+    # a folder that goes away later is reported, not made again (an unmounted disk)
+    (daemon.source_root() / "archive").rmdir()
     checked = admin.post(f"sources/{own.body['id']}/check/")
-    assert checked.body["status"] == "ok" and checked.body["last_error"] == ""
+    assert checked.body["status"] == "error" and "does not exist" in checked.body["last_error"], checked.body
+    assert not (daemon.source_root() / "archive").exists()
+    # a new path is made too; a file in the way is named
+    (daemon.source_root() / "in-the-way").write_text("not a folder")
+    blocked = admin.patch(f"sources/{own.body['id']}/", {"config": {"path": "in-the-way"}})
+    assert blocked.body["status"] == "error" and "is not a folder" in blocked.body["last_error"], blocked.body
+    moved = admin.patch(f"sources/{own.body['id']}/", {"config": {"path": "archive/2026"}})
+    assert moved.body["status"] == "ok" and (daemon.source_root() / "archive" / "2026").is_dir(), moved.body
     for path in ("/etc", "../..", "/", str(daemon.data_dir)):
         reply = admin.post("sources/", {"name": f"Escape {path}", "config": {"path": path}})
         assert reply.status == 400 and "config" in reply.body, path
