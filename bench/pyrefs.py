@@ -214,7 +214,10 @@ def print_table(measurements: list, args: argparse.Namespace) -> None:
     def figure(value: float | None, width: int) -> str:
         return f"{value:{width}.1f}" if value is not None else f"{'-':>{width}}"
 
-    print(f"\nAgainst the Python servers (same clients, same runs; median of {args.repeat}; MB = 10^6 bytes):\n")
+    print(
+        f"\nAgainst the Python servers (same clients, same runs; median of {args.repeat}, "
+        f"downloads {args.repeat} x {args.timed_downloads}; MB = 10^6 bytes):\n"
+    )
     header = (
         f"{'server':9}  {'protocol':8}  {'direction':9}  {'size':>8}  {'product MB/s':>12}  {'server MB/s':>11}  "
         f"{'ratio':>5}"
