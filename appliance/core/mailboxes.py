@@ -36,6 +36,11 @@ log = Logger()
 TICK = 30.0  # seconds between scheduler looks
 MAX_BACKOFF = 12  # a failing mailbox waits at most this many intervals
 WRITE_CHUNK = 1 << 20
+COLLECTING = ("trial", "active")  # organisation states whose mailboxes are checked
+STOPPED = {
+    "payment_missing": "The organisation's payment is missing: its mailboxes are not checked until it is paid.",
+    "deleted": "The organisation is deleted: its mailboxes are not checked.",
+}
 
 
 @dataclass
@@ -152,6 +157,11 @@ class MailboxService:
             status, error = "partial", " ".join(tally.problems)
         else:
             status = "success"
+        if error:  # the operator's log says it too, not only the run history
+            log.warn(
+                "mailbox {name!r} (id {id}, organisation {org}) run {run} {status}: {error}",
+                name=mailbox.name, id=mailbox.id, org=mailbox.org_id, run=run_id, status=status, error=error,
+            )  # fmt: skip
         await self._store.run(
             mailbox_queries.finish_run,
             run_id,
@@ -168,7 +178,19 @@ class MailboxService:
             self._metrics.mailbox_runs.labels(status).inc()
         self._schedule_next(mailbox, failed=status == "failed")
 
+    async def _still_collecting(self, mailbox: Mailbox) -> bool:
+        """False once the mailbox is deleted; refused once its organisation may not use
+        the appliance (checked before each message, so a change stops a run in flight)."""
+        status = await self._store.run(mailbox_queries.collecting_state, mailbox.id)
+        if status is None:
+            return False
+        if status not in COLLECTING:
+            raise Unavailable(STOPPED.get(status, f"The organisation is {status}: its mailboxes are not checked."))
+        return True
+
     async def _poll(self, mailbox: Mailbox, tally: RunTally) -> None:
+        if not await self._still_collecting(mailbox):
+            return
         session = await self._session(mailbox)
         try:
             password = self._secrets.decrypt(mailbox.password_encrypted) if mailbox.password_encrypted else ""
@@ -190,29 +212,44 @@ class MailboxService:
         )
         try:
             uid_validity = await connection.select(mailbox.folder)
-            uids = (await connection.unseen())[: self._settings.batch]
+            # messages left on the server for their size stay untouched until the limit changes
+            left_prefix = f"left:{uid_validity}:"
+            left = await self._store.run(mailbox_queries.keys_like, mailbox.id, left_prefix)
+            limit = self._settings.max_message_bytes
+            uids = [uid for uid in await connection.unseen() if f"{left_prefix}{uid}:{limit}" not in left]
+            uids = uids[: self._settings.batch]
             keys = {uid: f"uid:{uid_validity}:{uid}" for uid in uids}
             filed = await self._store.run(mailbox_queries.filed_keys, mailbox.id, list(keys.values()))
             for uid in uids:
+                if not await self._still_collecting(mailbox):
+                    return  # deleted during the run: stop here
                 if keys[uid] in filed:
                     await self._after(connection, mailbox, uid)  # filed before a crash: finish its action
                     continue
-                await self._one(connection, mailbox, session, uid, keys[uid], tally)
+                await self._one(connection, mailbox, session, uid, keys[uid], f"{left_prefix}{uid}:{limit}", tally)
             if uids:
                 await self._store.run(mailbox_queries.set_uid_state, mailbox.id, uid_validity, max(uids))
         finally:
             await connection.close()
 
     async def _one(
-        self, connection: ImapConnection, mailbox: Mailbox, session: FileSession, uid: int, key: str, tally: RunTally
+        self,
+        connection: ImapConnection,
+        mailbox: Mailbox,
+        session: FileSession,
+        uid: int,
+        key: str,
+        left_key: str,
+        tally: RunTally,
     ) -> None:
         size = await connection.size(uid)
         if size > self._settings.max_message_bytes:
             tally.problems.append(
                 f"A message of {size:,} bytes is over the {self._settings.max_message_bytes:,}-byte limit "
-                "and was left on the server."
+                "and was left on the server, untouched (it is collected once [mail] max_message_bytes allows it)."
             )
-            await self._store.run(mailbox_queries.mark_filed, mailbox.id, [key], self._now_iso())
+            # not recorded as filed: that would apply the after-processing action (delete!) next run
+            await self._store.run(mailbox_queries.mark_filed, mailbox.id, [left_key], self._now_iso())
             return
         raw = await connection.fetch(uid)
         details, found = await self._threads.work(_extract, raw, mailbox.keep)

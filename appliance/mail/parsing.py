@@ -7,6 +7,7 @@ from __future__ import annotations
 import email
 import email.policy
 import email.utils
+import mimetypes
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -14,6 +15,9 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 
 MAX_PART_BYTES = 120  # room for " (12)" and an extension within 255 bytes
+# Python's own table only (not /etc/mime.types): the same names on every machine
+_TYPES = mimetypes.MimeTypes(filenames=())
+_EXTENSIONS = {"message/rfc822": "eml", "text/plain": "txt", "text/html": "html", "image/jpeg": "jpg"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def attachments(message: EmailMessage) -> list[tuple[str, bytes]]:
         if payload is None:
             payload = part.get_payload() if isinstance(part.get_payload(), bytes) else b""
         number = len(found) + 1
-        extension = {"message/rfc822": "eml", "text/plain": "txt", "text/html": "html"}.get(content_type, "bin")
+        extension = _extension(content_type)
         found.append((safe_filename(filename or "", f"attachment-{number}.{extension}"), payload))
     # message/rfc822 parts are containers in walk(): save each attached email whole as well
     for part in message.walk():
@@ -108,6 +112,15 @@ def attachments(message: EmailMessage) -> list[tuple[str, bytes]]:
             subject = _header(inner, "Subject") or "attached message"
             found.append((safe_filename(f"{subject}.eml", f"message-{len(found) + 1}.eml"), inner.as_bytes()))
     return found
+
+
+def _extension(content_type: str) -> str:
+    """The extension a part without a name gets from its type (an inline image.png
+    stays openable); bin when the type says nothing."""
+    if content_type in _EXTENSIONS:
+        return _EXTENSIONS[content_type]
+    guessed = _TYPES.guess_extension(content_type, strict=True)
+    return guessed.lstrip(".") if guessed and content_type != "application/octet-stream" else "bin"
 
 
 def render_folder(template: str, details: MessageInfo) -> str:

@@ -37,7 +37,7 @@ def insert_mailbox(db: sqlite_utils.Database, values: dict) -> int:
 
 
 def set_uid_state(db: sqlite_utils.Database, mailbox_id: int, uid_validity: int, last_uid: int) -> None:
-    db["mailboxes"].update(mailbox_id, {"uid_validity": uid_validity, "last_uid": last_uid})
+    db.execute("UPDATE mailboxes SET uid_validity = ?, last_uid = ? WHERE id = ?", [uid_validity, last_uid, mailbox_id])
 
 
 def start_run(db: sqlite_utils.Database, org_id: int, mailbox_id: int, started_at: str) -> int:
@@ -49,7 +49,19 @@ def start_run(db: sqlite_utils.Database, org_id: int, mailbox_id: int, started_a
 
 
 def finish_run(db: sqlite_utils.Database, run_id: int, values: dict) -> None:
-    db["mailbox_runs"].update(run_id, values)
+    """Record how a run ended (nothing when its mailbox was deleted meanwhile)."""
+    sets = ", ".join(f"{name} = ?" for name in values)
+    db.execute(f"UPDATE mailbox_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+
+
+def collecting_state(db: sqlite_utils.Database, mailbox_id: int) -> str | None:
+    """The status of the mailbox's organisation; None when the mailbox is gone."""
+    rows = list(
+        db.query(
+            "SELECT o.status FROM mailboxes m JOIN organisations o ON o.id = m.org_id WHERE m.id = ?", [mailbox_id]
+        )
+    )
+    return rows[0]["status"] if rows else None
 
 
 def interrupt_runs(db: sqlite_utils.Database, finished_at: str) -> int:
@@ -91,12 +103,25 @@ def filed_keys(db: sqlite_utils.Database, mailbox_id: int, keys: list[str]) -> s
     }
 
 
+def keys_like(db: sqlite_utils.Database, mailbox_id: int, prefix: str) -> set[str]:
+    """The recorded keys of a mailbox that start with `prefix`."""
+    return {
+        row["message_key"]
+        for row in db.query(
+            "SELECT message_key FROM mailbox_messages WHERE mailbox_id = ? AND substr(message_key, 1, ?) = ?",
+            [mailbox_id, len(prefix), prefix],
+        )
+    }
+
+
 def mark_filed(db: sqlite_utils.Database, mailbox_id: int, keys: list[str], filed_at: str) -> None:
+    """Record keys (a mailbox deleted meanwhile records nothing)."""
     with db.atomic():
         for key in keys:
             db.execute(
-                "INSERT OR IGNORE INTO mailbox_messages (mailbox_id, message_key, filed_at) VALUES (?, ?, ?)",
-                [mailbox_id, key, filed_at],
+                "INSERT OR IGNORE INTO mailbox_messages (mailbox_id, message_key, filed_at) "
+                "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM mailboxes WHERE id = ?)",
+                [mailbox_id, key, filed_at, mailbox_id],
             )
 
 
