@@ -174,7 +174,7 @@ def organisation_changes(body: dict) -> dict:
             changes["branding"] = body["branding"]
     if "branding_colour" in body:
         colour = body["branding_colour"]
-        if colour is not None and (not isinstance(colour, str) or not COLOUR.match(colour)):
+        if colour is not None and (not isinstance(colour, str) or not COLOUR.fullmatch(colour)):
             errors["branding_colour"] = ["Enter a colour as #RRGGBB, for example #3D37FF."]
         else:
             changes["branding_colour"] = colour
