@@ -67,6 +67,11 @@ def _describe(failure_or_error, host: str, port: int) -> str:
                 f"The TLS certificate of {host} could not be verified (self-signed or for another name). "
                 "Fix the server's certificate or turn off certificate verification for this mailbox."
             )
+        if "wrong version number" in detail or "packet length too long" in detail or "record layer failure" in detail:
+            return (
+                f"The mail server {host}:{port} did not answer in TLS: the port may be for STARTTLS or plain IMAP "
+                "(usually 143). Choose STARTTLS, or the TLS port (usually 993)."
+            )
         return f"TLS with {host}:{port} failed: {detail}"
     if isinstance(value, (error.ConnectionDone, error.ConnectionLost)):
         return f"The mail server {host}:{port} closed the connection unexpectedly (wrong port or TLS setting?)."
@@ -105,7 +110,15 @@ class ImapConnection:
             await endpoints.connectProtocol(endpoint, client)
             greeting = client.greeting
             greeting.addTimeout(CONNECT_TIMEOUT, reactor)
-            caps = await greeting
+            try:
+                caps = await greeting
+            except (defer.TimeoutError, defer.CancelledError):
+                if security == "tls":
+                    raise
+                raise MailboxError(
+                    f"The mail server {host}:{port} sent no IMAP greeting within {CONNECT_TIMEOUT} seconds: "
+                    "the port may expect TLS from the start (usually 993). Choose TLS, or the STARTTLS port (143)."
+                ) from None
             if security == "starttls":
                 if b"STARTTLS" not in caps:
                     caps = await client.getCapabilities(useCache=False)

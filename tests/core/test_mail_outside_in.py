@@ -117,3 +117,24 @@ def test_an_inline_image_without_a_name_keeps_its_type_as_extension():
     )
     names = [name for name, _ in parsing.attachments(parsing.parse(raw))]
     assert names == ["attachment-1.png", "attachment-2.jpg", "attachment-3.bin"]
+
+
+@pytest.mark.parametrize(
+    "security,port,expected",
+    [
+        ("tls", "imap_port", "did not answer in TLS: the port may be for STARTTLS or plain IMAP"),
+        ("starttls", "imaps_port", "sent no IMAP greeting within 2 seconds: the port may expect TLS from the start"),
+        ("none", "imaps_port", "sent no IMAP greeting within 2 seconds: the port may expect TLS from the start"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_tls_setting_that_does_not_fit_the_port_says_so(
+    core, mail_server, monkeypatch, security, port, expected
+):
+    from appliance.mail import imap
+
+    monkeypatch.setattr(imap, "CONNECT_TIMEOUT", 2)
+    mailbox_id = await make_mailbox(core, mail_server, security=security, port=getattr(mail_server, port))
+    result = await run(core, mailbox_id)
+    assert result["status"] == "failed"
+    assert expected in result["error"], result["error"]
