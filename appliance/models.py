@@ -25,7 +25,8 @@ def to_iso(moment: datetime | None) -> str | None:
     """The one timestamp format in the database: sortable UTC ISO-8601."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: %Y drops the leading zeros of a year before 1000
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def from_iso(text: str | None) -> datetime | None:

@@ -13,6 +13,7 @@ from ..errors import Invalid, NotFound, PermissionDenied
 from ..models import from_iso, to_iso
 from ..store import Store, queries
 from ..store import api_tokens as token_queries
+from . import validation
 from .auth import Account
 from .sessions import TokenInvalid
 
@@ -35,8 +36,10 @@ class ApiTokens:
     async def create(self, account: Account, body: dict) -> dict:
         errors: dict[str, list[str]] = {}
         name = body.get("name")
-        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        if not isinstance(name, str) or not name.strip():
             errors["name"] = ["Name the token (what uses it)."]
+        elif len(name.strip()) > 200:
+            errors["name"] = ["Use at most 200 characters."]
         scopes = body.get("scopes", list(SCOPES))
         if not isinstance(scopes, list) or not scopes or any(s not in SCOPES for s in scopes):
             errors["scopes"] = [f"Choose from: {', '.join(SCOPES)}."]
@@ -44,14 +47,12 @@ class ApiTokens:
         expires_at = None
         if expires:
             try:
-                moment = from_iso(expires)
-                if moment.tzinfo is None:
-                    moment = moment.replace(tzinfo=UTC)
+                moment = validation.moment(expires, "expires_at")
                 if moment <= self._now():
                     errors["expires_at"] = ["Choose a time in the future."]
                 expires_at = to_iso(moment)
-            except (ValueError, TypeError, AttributeError):
-                errors["expires_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+            except Invalid as e:
+                errors.update(e.fields)
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         prefix = secrets.token_hex(4)

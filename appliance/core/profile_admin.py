@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import struct
 from datetime import UTC, datetime
 
 from twisted.conch.ssh import keys
 
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
-from ..models import PERMISSIONS, PROTOCOLS, Profile, from_iso, to_iso
+from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from . import validation
@@ -16,6 +17,7 @@ from .auth import Account
 from .files.tree import split_path, virtual
 from .passwords import Passwords, profile_scope, validate
 
+SQLITE_MAX = 2**63 - 1  # the largest number a column holds
 SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
 
 
@@ -102,7 +104,11 @@ class ProfileAdmin:
                 errors["active"] = ["You cannot disable your own account."]
         if "source" in body:
             source = None
-            if isinstance(body["source"], int):
+            if (
+                isinstance(body["source"], int)
+                and not isinstance(body["source"], bool)
+                and 0 < body["source"] <= SQLITE_MAX
+            ):
                 source = await self._store.run(queries.get_source, account.organisation.id, body["source"])
             if source is None and body["source"] is not None:
                 errors["source"] = ["Choose one of your organisation's sources."]
@@ -133,7 +139,7 @@ class ProfileAdmin:
                 for line in items:
                     try:
                         keys.Key.fromString(line.strip().encode())
-                    except (keys.BadKeyError, ValueError, IndexError):
+                    except (keys.BadKeyError, ValueError, IndexError, struct.error):
                         bad.append(line[:40])
                 if bad:
                     errors["ssh_keys"] = [f"Not an OpenSSH public key: {b}..." for b in bad]
@@ -151,7 +157,9 @@ class ProfileAdmin:
         for name in ("quota_bytes", "quota_files"):
             if name in body:
                 value = body[name]
-                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                if value is not None and (
+                    not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= SQLITE_MAX
+                ):
                     errors[name] = ["Enter a whole number, or nothing for no limit."]
                 else:
                     values[name] = value
@@ -163,9 +171,9 @@ class ProfileAdmin:
         if "expires_at" in body:
             value = body["expires_at"]
             try:
-                values["expires_at"] = to_iso(from_iso(value).astimezone(UTC)) if value else None
-            except (ValueError, TypeError, AttributeError):
-                errors["expires_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+                values["expires_at"] = to_iso(validation.moment(value, "expires_at")) if value else None
+            except Invalid as e:
+                errors.update(e.fields)
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         if "username" in values:

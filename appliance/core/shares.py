@@ -22,7 +22,7 @@ from ..errors import AlreadyExists, AuthenticationFailed, Gone, Invalid, NotFoun
 from ..models import LogEntry, Share, from_iso, to_iso
 from ..store import Store, queries
 from ..store import shares as share_queries
-from . import signed
+from . import signed, validation
 from .audit import AuditLog, clean
 from .auth import Account, AuthService, organisation_refusal
 from .files import FileSession, FilesService, Reader, Writer
@@ -210,11 +210,9 @@ class Shares:
         if value is None or value == "":
             return to_iso(now + timedelta(days=DEFAULT_DAYS)) if default else None
         try:
-            moment = from_iso(value)
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-        except (ValueError, TypeError, AttributeError):
-            errors["expires_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+            moment = validation.moment(value, "expires_at")
+        except Invalid as e:
+            errors.update(e.fields)
             return None
         if moment <= now:
             errors["expires_at"] = ["Choose a time in the future."]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from ..errors import Invalid
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,149}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 SUBDOMAIN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+DATE_HINT = "Enter a date and time like 2027-01-31T18:00:00Z."
 
 
 def username(value: str) -> str:
@@ -49,3 +51,13 @@ def subdomain(value: str) -> str:
             {"subdomain": ["Use lower-case letters, digits and hyphens (not app, www, api or localhost)."]},
         )
     return value
+
+
+def moment(value: object, field: str) -> datetime:
+    """A date and time a caller gave (ISO 8601; without an offset it is UTC), in UTC.
+    Text that is no date, or a date that leaves the calendar in UTC, is a field error."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))  # type: ignore[union-attr]
+        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, TypeError, AttributeError, OverflowError):
+        raise Invalid(f"The {field} is not a date and time.", {field: [DATE_HINT]}) from None

@@ -8,10 +8,11 @@ import csv
 import io
 import re
 
+from ...core import validation
 from ...core.profile_admin import view as profile_view
 from ...core.source_admin import view as source_view
 from ...errors import PermissionDenied
-from ...models import ACTIONS
+from ...models import ACTIONS, to_iso
 from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
@@ -168,7 +169,11 @@ class LogsApi(Resource):
 
     @staticmethod
     def _filters(request) -> dict:
-        return {name: query(request, name).strip() for name in FILTERS}
+        filters = {name: query(request, name).strip() for name in FILTERS}
+        for name in ("date_from", "date_to"):  # compared as stored text: the stored format, in UTC
+            if filters[name]:
+                filters[name] = to_iso(validation.moment(filters[name], name))
+        return filters
 
     @app.route("/", methods=["GET"])
     async def listing(self, request):
@@ -213,7 +218,7 @@ def _csv(rows) -> bytes:
     writer = csv.writer(buffer)
     for row in rows:
         # a leading =, +, - or @ would run as a formula in a spreadsheet
-        writer.writerow(["'" + v if isinstance(v, str) and v[:1] in "=+-@" else v for v in row])
+        writer.writerow(["'" + v if isinstance(v, str) and v.startswith(("=", "+", "-", "@")) else v for v in row])
     return buffer.getvalue().encode()
 
 

@@ -120,7 +120,7 @@ def read_json(request) -> dict:
         return {}
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise Invalid("The request body is not valid JSON.") from None
     if not isinstance(body, dict):
         raise Invalid("The request body must be a JSON object.")

@@ -21,7 +21,7 @@ from ...errors import Invalid, PermissionDenied
 from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
-RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")  # one range; others (several, other units) are ignored
 
 
 def iso(timestamp: float) -> str:
@@ -109,19 +109,20 @@ async def send_file(
     sent (not for HEAD or 416); if it raises, nothing is sent and the error is the reply."""
     size = reader.size
     start, end = 0, size
-    header = (request.getHeader(b"range") or b"").decode("latin-1").strip()
+    match = RANGE.match((request.getHeader(b"range") or b"").decode("latin-1").strip())
+    if match and match.group(1) and match.group(2) and int(match.group(2)) < int(match.group(1)):
+        match = None  # RFC 9110 14.1.1: not a valid range, so the header is ignored
+    header = bool(match and (match.group(1) or match.group(2)))
     if header:
-        match = RANGE.match(header)
-        first, last = (match.group(1), match.group(2)) if match else ("", "")
-        if match and first:
+        first, last = match.group(1), match.group(2)
+        if first:
             start, end = int(first), min(size, int(last) + 1 if last else size)
-        elif match and last:
+        else:
             start, end = max(0, size - int(last)), size
-        if not match or start >= end or start >= size:
+        if start >= end or start >= size:
             await reader.close()
-            request.setResponseCode(416)
             request.setHeader(b"content-range", f"bytes */{size}".encode())
-            return b""
+            return reply(request, {"detail": f"The file has {size} bytes: the range asked for is outside it."}, 416)
     if before_body is not None and request.method != b"HEAD":
         try:
             await before_body()
@@ -165,7 +166,7 @@ async def receive_uploads(threads, request, open_writer: Callable[[str], Awaitab
             chunk = await threads.work(body.read, CHUNK)
             for event in parser.parse(chunk):
                 if isinstance(event, multipart.MultipartSegment):
-                    if event.filename is not None:
+                    if event.filename:  # a form's file input left empty sends filename=""
                         writer = await open_writer(event.filename)
                         written = 0
                 elif isinstance(event, (bytes, bytearray)):

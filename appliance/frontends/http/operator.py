@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from ...core import validation
 from ...core.organisations import describe
 from ...errors import Invalid, NotFound, PermissionDenied
-from ...models import ORG_STATUSES, LogEntry, from_iso, to_iso
+from ...models import ORG_STATUSES, LogEntry, to_iso
 from ...store import logs as log_queries
 from ...store import operator as operator_queries
 from ...store import queries
@@ -102,10 +103,10 @@ class OperatorApi(Resource):
                 changes["status"] = body["status"]
         if "trial_ends_at" in body:
             try:
-                moment = from_iso(body["trial_ends_at"]) if body["trial_ends_at"] else None
-                changes["trial_ends_at"] = to_iso(moment.replace(tzinfo=moment.tzinfo or UTC)) if moment else None
-            except (ValueError, TypeError, AttributeError):
-                errors["trial_ends_at"] = ["Enter a date and time like 2027-01-31T18:00:00Z."]
+                value = body["trial_ends_at"]
+                changes["trial_ends_at"] = to_iso(validation.moment(value, "trial_ends_at")) if value else None
+            except Invalid as e:
+                errors.update(e.fields)
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         if changes:
