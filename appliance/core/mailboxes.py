@@ -51,13 +51,24 @@ class RunTally:
     problems: list[str] = field(default_factory=list)
 
 
-def _extract(raw: bytes, keep: str) -> tuple[parsing.MessageInfo, list[tuple[str, bytes]]]:
-    """Parse one message (CPU work: runs on the work pool)."""
-    message = parsing.parse(raw)
-    details = parsing.info(message)
-    if keep == "message":
-        return details, [(parsing.safe_filename(f"{details.subject or 'message'}.eml", "message.eml"), raw)]
-    return details, parsing.attachments(message)
+def _extract(raw: bytes, keep: str) -> tuple[parsing.MessageInfo, list[tuple[str, bytes]], str]:
+    """Parse one message (CPU work: runs on the work pool): its details, its files, and
+    a problem to report. A message that cannot be taken apart (nested thousands of
+    parts deep: the parser's recursion gives up) is filed whole, so it neither fails
+    every run nor blocks the messages after it."""
+    problem = ""
+    try:
+        message = parsing.parse(raw)
+        details = parsing.info(message)
+        if keep == "attachments":
+            return details, parsing.attachments(message), problem
+    except RecursionError:
+        details = parsing.info(parsing.parse_headers(raw))
+        problem = (
+            f"The message {details.subject or '(no subject)'!r} is nested too deeply to take apart; "
+            "it was filed whole as a .eml file."
+        )
+    return details, [(parsing.safe_filename(f"{details.subject or 'message'}.eml", "message.eml"), raw)], problem
 
 
 class MailboxService:
@@ -252,7 +263,9 @@ class MailboxService:
             await self._store.run(mailbox_queries.mark_filed, mailbox.id, [left_key], self._now_iso())
             return
         raw = await connection.fetch(uid)
-        details, found = await self._threads.work(_extract, raw, mailbox.keep)
+        details, found, problem = await self._threads.work(_extract, raw, mailbox.keep)
+        if problem:
+            tally.problems.append(problem)
         message_keys = [key] + ([f"mid:{details.message_id}"] if details.message_id else [])
         already = await self._store.run(mailbox_queries.filed_keys, mailbox.id, message_keys[1:])
         if not already:

@@ -5,6 +5,7 @@ single path part. Pure functions: they run on the work pool."""
 from __future__ import annotations
 
 import email
+import email.parser
 import email.policy
 import email.utils
 import mimetypes
@@ -51,6 +52,11 @@ def safe_filename(name: str, fallback: str) -> str:
 
 def parse(raw: bytes) -> EmailMessage:
     return email.message_from_bytes(raw, policy=email.policy.default)
+
+
+def parse_headers(raw: bytes) -> EmailMessage:
+    """Only the top-level headers (for a message whose body cannot be parsed)."""
+    return email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(raw)
 
 
 def _header(message: EmailMessage, name: str) -> str:

@@ -138,3 +138,23 @@ async def test_a_tls_setting_that_does_not_fit_the_port_says_so(
     result = await run(core, mailbox_id)
     assert result["status"] == "failed"
     assert expected in result["error"], result["error"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_message_nested_too_deep_to_parse_is_filed_whole_and_does_not_block_the_rest(core, mail_server):
+    deep = (
+        b"From: a@b.example\r\nSubject: Russian dolls\r\nDate: Tue, 03 Nov 2026 10:00:00 +0000\r\n"
+        b"Content-Type: multipart/mixed; boundary=A\r\n\r\n--A\r\n"
+        + b"".join(b"Content-Type: multipart/mixed; boundary=L%d\r\n\r\n--L%d\r\n" % (i, i) for i in range(2000))
+        + b"Content-Disposition: attachment; filename=deep.txt\r\n\r\ndeep\r\n"
+    )
+    mail_server.deliver(deep)
+    mail_server.deliver(message("After it", [("next.csv", b"a,b\n", "text/csv")]).as_bytes())
+    mailbox_id = await make_mailbox(core, mail_server)
+    result = await run(core, mailbox_id)
+    assert (result["status"], result["messages"]) == ("partial", 2), result
+    assert "filed whole" in result["error"]
+    files = files_under(source_root(core))
+    assert files["mail/2026-11-03/next.csv"] == b"a,b\n"
+    assert files["mail/2026-11-03/Russian dolls.eml"].replace(b"\r\n", b"\n") == deep.replace(b"\r\n", b"\n")
+    assert _unseen(mail_server) == []
