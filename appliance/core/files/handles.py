@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import blockingCallFromThread
 
-from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded
+from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded, Unavailable
 from ...threads import Threads
 from .quota import Limits
 from .socket_send import ReactorSend, SocketError, StopFlag
@@ -371,6 +371,8 @@ class Writer:
         self._synced = False  # sync() ran and nothing was written since: commit need not fsync
         self._error: ApplianceError | None = None
         self._done = False
+        self._aborted: ApplianceError | None = None  # why abort() dropped it: commit then raises this
+        self._receiving: threading.Event | None = None  # the stop flag of a receive_socket in flight
 
     @property
     def path(self) -> str:
@@ -387,7 +389,7 @@ class Writer:
         write it started, which fails as `write` would. Refusals (quota, a bad
         offset, a finished upload) raise at once."""
         if self._done:
-            raise Invalid("The upload is already finished.")
+            raise self._aborted or Invalid("The upload is already finished.")
         if self._error is not None:
             raise self._error
         try:
@@ -460,6 +462,7 @@ class Writer:
 
         await self._lock.acquire()
         received = 0
+        self._receiving = stop
         try:
             how, received = await self._threads.transfer(
                 stop,
@@ -474,6 +477,7 @@ class Writer:
         except OSError as e:
             self._error = os_error(e, self.path)
         finally:
+            self._receiving = None
             self._lock.release()
             end = max(size_before, offset + received)
             if self.size > end:  # give back the quota taken ahead and not used
@@ -546,6 +550,8 @@ class Writer:
 
     async def commit(self) -> None:
         """Flush, fsync, rename into place, and record the upload."""
+        if self._aborted is not None:
+            raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
         if self._done:
             return
         try:
@@ -604,11 +610,15 @@ class Writer:
         os.unlink(self.temp_name, dir_fd=dir_fd)
         return True
 
-    async def abort(self) -> None:
-        """Drop the upload: remove the temporary file; the real name is untouched."""
+    async def abort(self, reason: str = "The upload was stopped before it finished: nothing was saved.") -> None:
+        """Drop the upload: remove the temporary file; the real name is untouched. A
+        socket transfer in flight is stopped; a later commit or write raises `reason`."""
         if self._done:
             return
         self._done = True
+        self._aborted = Unavailable(reason)
+        if self._receiving is not None:
+            self._receiving.set()  # else the lock below waits for the sender's last byte
         self._registry.discard(self)
         self._chunks, self._buffered = [], 0
         self._limits.release(self.size)

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
 
-from ...errors import ApplianceError, Invalid
+from ...errors import ApplianceError, Invalid, Unavailable
 from .quota import Limits
 from .tree import virtual
 
@@ -83,6 +83,7 @@ class RemoteUpload:
         self._room: list[Deferred] = []  # callers waiting for the backend to take more
         self._error: ApplianceError | None = None
         self._done = False
+        self._aborted: ApplianceError | None = None  # why abort() dropped it: commit then raises this
         self.times: tuple[float, float] | None = None
         self.bytes_written = 0
 
@@ -103,7 +104,7 @@ class RemoteUpload:
     def _check_write(self, offset: int) -> None:
         """Refuse a write to a finished or failed upload, or at a negative offset."""
         if self._done:
-            raise Invalid("The upload is already finished.")
+            raise self._aborted or Invalid("The upload is already finished.")
         if self._error is not None:
             raise self._error
         if offset < 0:
@@ -154,6 +155,8 @@ class RemoteUpload:
 
     async def commit(self) -> None:
         """Settle, make the upload visible under its name, and record it."""
+        if self._aborted is not None:
+            raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
         if self._done:
             return
         try:
@@ -181,11 +184,13 @@ class RemoteUpload:
         """The error a failed commit is reported as, when the backend words it better."""
         return None
 
-    async def abort(self) -> None:
-        """Drop the upload: nothing is left on the remote, its name is untouched."""
+    async def abort(self, reason: str = "The upload was stopped before it finished: nothing was saved.") -> None:
+        """Drop the upload: nothing is left on the remote, its name is untouched; a
+        later commit or write raises `reason`."""
         if self._done:
             return
         self._done = True
+        self._aborted = Unavailable(reason)
         self._registry.discard(self)
         self._limits.release(self.size)
         await self._drop()

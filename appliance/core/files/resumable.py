@@ -107,7 +107,7 @@ class _InFlight:
     """An append in progress, among the uploads FilesService.drain waits for at shutdown.
     Aborting it needs nothing: the offset last recorded stays true."""
 
-    async def abort(self) -> None:
+    async def abort(self, reason: str = "") -> None:
         return None
 
 

@@ -84,7 +84,7 @@ class FilesService:
             waited += 0.2
         unfinished = list(self.uploads)
         for writer in unfinished:
-            await writer.abort()
+            await writer.abort("The server is shutting down: this upload was not saved. Send it again later.")
         if unfinished:
             log.warn("shutdown aborted {count} unfinished uploads", count=len(unfinished))
         return len(unfinished)

@@ -891,7 +891,9 @@ class FTPSession(ftp.FTP):
         factory, port, channel = self.dtpFactory, self.dtpPort, self.dtpInstance
         self.dtpFactory = self.dtpPort = self.dtpInstance = None
         if IListeningPort.providedBy(port):
-            spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
+            # at shutdown the reactor may be closing it already: a second close fails in Twisted
+            if not getattr(port, "disconnecting", False):
+                spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
         elif IConnector.providedBy(port):
             port.disconnect()
         if factory is not None:
