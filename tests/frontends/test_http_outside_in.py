@@ -127,3 +127,18 @@ def test_a_form_without_a_chosen_file_is_told_to_choose_one(daemon):
     api = signed_in(daemon, "emptyform", PASSWORD)
     reply = api.post("files/upload/?path=/", raw=_multipart("", b""), headers=MULTIPART)
     assert reply.status == 400 and reply.body == {"file": ["Choose a file to upload."]}, reply.raw
+
+
+def test_a_head_request_is_not_logged_as_a_download(daemon):
+    # download managers and `curl -I` ask HEAD first; the dashboard counts download rows
+    daemon.add_profile("header")
+    api = signed_in(daemon, "header", PASSWORD)
+    assert api.post("files/upload/?path=/", raw=_multipart("h.bin", b"x" * 1000), headers=MULTIPART).status == 201
+    for _ in range(2):
+        head = api.call("HEAD", "files/download/?path=/h.bin")
+        assert head.status == 200 and head.headers["content-length"] == "1000" and head.raw == b""
+    assert api.call("HEAD", "files/download/?path=/none.bin").status == 404
+    assert api.call("HEAD", "files/download/?path=/").status == 400
+    assert [r for r in daemon.logs("download") if r["username"] == "header"] == []
+    assert api.get("files/download/?path=/h.bin").raw == b"x" * 1000
+    assert [r["bytes"] for r in daemon.logs("download") if r["username"] == "header"] == [1000]

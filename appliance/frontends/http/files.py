@@ -90,6 +90,16 @@ class FileSender:
             await self._reader.close()
 
 
+class SizeOnly:
+    """What a HEAD reply needs of a file, without opening it."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    async def close(self) -> None:
+        pass
+
+
 def entry_view(entry: Entry) -> dict:
     """A folder entry as listings show it."""
     kind = "dir" if entry.is_dir else "file" if entry.kind == "file" else entry.kind
@@ -230,6 +240,9 @@ class FilesApi(Resource):
         else:
             files = await self._files(request)
         path = files.normalise(self._path(request))
+        if request.method == b"HEAD":  # the headers only: nothing is read, so no download is logged
+            path = await files.check_download(path)
+            return await send_file(request, SizeOnly((await files.stat(path)).size), posixpath.basename(path))
         reader = await files.open_read(path)
         return await send_file(request, reader, posixpath.basename(path))
 
