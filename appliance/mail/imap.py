@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from OpenSSL import SSL
 from service_identity import VerificationError
-from twisted.internet import defer, endpoints, error, ssl
+from twisted.internet import defer, endpoints, error, protocol, ssl
 from twisted.mail import imap4
 
 from ..errors import Unavailable
@@ -40,6 +40,22 @@ class _Client(imap4.IMAP4Client):
             self.greeting.errback(reason)
         if not self.lost.called:
             self.lost.callback(None)
+
+    def _extraInfo(self, lines):
+        # the server's BYE at logout is expected: not an 'Unhandled unsolicited response' log line per poll
+        super()._extraInfo([line for line in lines if not (line and line[0] == b"BYE")])
+
+
+class _OneClient(protocol.Factory):
+    """connectProtocol's factory without its 'Starting/Stopping factory' log lines."""
+
+    noisy = False
+
+    def __init__(self, client: _Client):
+        self._client = client
+
+    def buildProtocol(self, addr):
+        return self._client
 
 
 def _tls_options(hostname: str, verify: bool):
@@ -107,7 +123,7 @@ class ImapConnection:
             endpoint = endpoints.wrapClientTLS(_tls_options(host, verify_tls), endpoint)
         client = _Client()
         try:
-            await endpoints.connectProtocol(endpoint, client)
+            await endpoint.connect(_OneClient(client))
             greeting = client.greeting
             greeting.addTimeout(CONNECT_TIMEOUT, reactor)
             try:

@@ -158,3 +158,14 @@ async def test_a_message_nested_too_deep_to_parse_is_filed_whole_and_does_not_bl
     assert files["mail/2026-11-03/next.csv"] == b"a,b\n"
     assert files["mail/2026-11-03/Russian dolls.eml"].replace(b"\r\n", b"\n") == deep.replace(b"\r\n", b"\n")
     assert _unseen(mail_server) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_quiet_poll_leaves_no_noise_in_the_log(core, mail_server, log_events):
+    """journald gets one line per event: not 'Starting factory', 'Stopping factory' and
+    'Unhandled unsolicited response: BYE' for every poll of every mailbox."""
+    mail_server.deliver(message("One", [("one.txt", b"1", "text/plain")]).as_bytes())
+    mailbox_id = await make_mailbox(core, mail_server)
+    assert (await run(core, mailbox_id))["status"] == "success"
+    noise = [_text(e) for e in log_events if "factory" in _text(e).lower() or "unsolicited" in _text(e)]
+    assert noise == []
