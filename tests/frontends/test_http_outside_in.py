@@ -142,3 +142,16 @@ def test_a_head_request_is_not_logged_as_a_download(daemon):
     assert [r for r in daemon.logs("download") if r["username"] == "header"] == []
     assert api.get("files/download/?path=/h.bin").raw == b"x" * 1000
     assert [r["bytes"] for r in daemon.logs("download") if r["username"] == "header"] == [1000]
+
+
+def test_a_token_sent_with_another_scheme_is_told_how_to_send_it(daemon):
+    token = _admin(daemon).post("tokens/", {"name": "scheme"}).body["token"]
+    for header in (f"Token {token}", f"Basic {token}", token):
+        reply = Api(daemon).get("organisation/", headers={"Authorization": header})
+        assert reply.status == 401 and "Authorization: Bearer" in reply.body["detail"], (header, reply.raw)
+    missing = Api(daemon).get("organisation/")
+    assert missing.status == 401 and missing.body == {"detail": "Authentication credentials were not provided."}
+    # RFC 9110 15.5.2: a 401 names the scheme it wants
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    assert Api(daemon, "garbage").get("organisation/").headers["www-authenticate"].startswith("Bearer")
+    assert Api(daemon).get("organisation/", headers={"Authorization": f"bearer {token}"}).status == 200

@@ -175,6 +175,8 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
     calls); refuses an organisation that may not use the portal now."""
     token = bearer(request)
     if token is None:
+        if request.getHeader(b"authorization"):  # say, "Token ..." or a bare token: say how instead
+            raise NotAuthenticated("Send the token as 'Authorization: Bearer <token>'.")
         raise NotAuthenticated("Authentication credentials were not provided.")
     if core.api_tokens.looks_like(token):
         account = await core.api_tokens.account(token, "admin" if admin else scope)
@@ -192,6 +194,8 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
 def error_reply(request, failure) -> bytes:
     """The one mapping of errors to replies (console-spec §8 shapes)."""
     error = failure.value
+    if isinstance(error, (TokenInvalid, NotAuthenticated, AuthenticationFailed)):
+        request.setHeader(b"www-authenticate", b'Bearer realm="api"')  # RFC 9110 15.5.2: a 401 names its scheme
     if isinstance(error, TokenInvalid):
         token_class = "AccessToken" if error.token_type == "access" else "RefreshToken"
         return reply(
