@@ -108,6 +108,9 @@ class ApiTokens:
         profile = await self._store.run(queries.get_profile, row["org_id"], row["created_by"] or 0)
         if profile is None or not profile.active:
             raise TokenInvalid("The token's owner is gone or disabled")
+        owner_expires = from_iso(profile.expires_at)
+        if owner_expires is not None and owner_expires <= self._now():
+            raise TokenInvalid("The token's owner's account has expired")
         await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
         organisation = await self._store.run(queries.get_organisation, profile.org_id)
         source = (

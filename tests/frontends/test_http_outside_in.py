@@ -155,3 +155,15 @@ def test_a_token_sent_with_another_scheme_is_told_how_to_send_it(daemon):
     assert missing.headers["www-authenticate"].startswith("Bearer")
     assert Api(daemon, "garbage").get("organisation/").headers["www-authenticate"].startswith("Bearer")
     assert Api(daemon).get("organisation/", headers={"Authorization": f"bearer {token}"}).status == 200
+
+
+def test_an_api_token_stops_when_its_owners_account_expires(daemon):
+    owner = daemon.add_profile("tokenowner", is_admin=True)
+    token = signed_in(daemon, "tokenowner", PASSWORD).post("tokens/", {"name": "cron"}).body["token"]
+    script = Api(daemon, token)
+    assert script.get("files/").status == 200
+    daemon.execute("UPDATE profiles SET expires_at=? WHERE id=?", "2020-01-01T00:00:00.000000Z", owner)
+    for path in ("files/", "profiles/"):
+        reply = script.get(path)
+        assert reply.status == 401 and reply.body["code"] == "token_not_valid", (path, reply.raw)
+        assert "expired" in reply.body["messages"][0]["message"]
