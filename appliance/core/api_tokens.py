@@ -14,7 +14,7 @@ from ..models import from_iso, to_iso
 from ..store import Store, queries
 from ..store import api_tokens as token_queries
 from . import validation
-from .auth import Account
+from .auth import Account, address_allowed
 from .sessions import TokenInvalid
 
 SCOPES = ("files", "admin")
@@ -92,8 +92,9 @@ class ApiTokens:
     def looks_like(token: str) -> bool:
         return token.startswith(PREFIX)
 
-    async def account(self, token: str, scope: str | None) -> Account:
-        """The account a token acts for, if it is valid and has the scope."""
+    async def account(self, token: str, scope: str | None, address: str) -> Account:
+        """The account a token acts for, if it is valid, has the scope, and its owner
+        may work from `address` (the profile's IP allow-list)."""
         try:
             prefix, secret = token[len(PREFIX) :].split("_", 1)
         except ValueError:
@@ -111,6 +112,8 @@ class ApiTokens:
         owner_expires = from_iso(profile.expires_at)
         if owner_expires is not None and owner_expires <= self._now():
             raise TokenInvalid("The token's owner's account has expired")
+        if not address_allowed(address, profile.ip_allow):
+            raise TokenInvalid(f"The token's owner may not work from {address}")
         await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
         organisation = await self._store.run(queries.get_organisation, profile.org_id)
         source = (

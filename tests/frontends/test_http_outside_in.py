@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
 
 from ..api_client import Api, signed_in
 from ..helpers import ADMIN_PASSWORD
@@ -141,7 +144,13 @@ def test_a_head_request_is_not_logged_as_a_download(daemon):
     assert api.call("HEAD", "files/download/?path=/").status == 400
     assert [r for r in daemon.logs("download") if r["username"] == "header"] == []
     assert api.get("files/download/?path=/h.bin").raw == b"x" * 1000
-    assert [r["bytes"] for r in daemon.logs("download") if r["username"] == "header"] == [1000]
+    # the row is written just after the reply ends
+    for _ in range(100):
+        rows = [r["bytes"] for r in daemon.logs("download") if r["username"] == "header"]
+        if rows:
+            break
+        time.sleep(0.05)
+    assert rows == [1000]
 
 
 def test_a_token_sent_with_another_scheme_is_told_how_to_send_it(daemon):
@@ -167,3 +176,21 @@ def test_an_api_token_stops_when_its_owners_account_expires(daemon):
         reply = script.get(path)
         assert reply.status == 401 and reply.body["code"] == "token_not_valid", (path, reply.raw)
         assert "expired" in reply.body["messages"][0]["message"]
+
+
+def test_an_api_token_is_refused_from_an_address_its_owner_may_not_use(daemon):
+    owner = daemon.add_profile("tokenip", is_admin=True)
+    token = signed_in(daemon, "tokenip", PASSWORD).post("tokens/", {"name": "cron"}).body["token"]
+    daemon.execute("UPDATE profiles SET ip_allow=? WHERE id=?", '["10.0.0.0/8"]', owner)
+    reply = Api(daemon, token).get("files/")
+    assert reply.status == 401 and "127.0.0.1" in reply.body["messages"][0]["message"], reply.raw
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a web session outlives a change of the IP allow-list until its access token expires"
+)
+def test_a_web_session_is_refused_from_an_address_taken_off_the_allow_list(daemon):
+    owner = daemon.add_profile("sessionip")
+    api = signed_in(daemon, "sessionip", PASSWORD)
+    daemon.execute("UPDATE profiles SET ip_allow=? WHERE id=?", '["10.0.0.0/8"]', owner)
+    assert api.get("files/").status == 401

@@ -179,7 +179,7 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
             raise NotAuthenticated("Send the token as 'Authorization: Bearer <token>'.")
         raise NotAuthenticated("Authentication credentials were not provided.")
     if core.api_tokens.looks_like(token):
-        account = await core.api_tokens.account(token, "admin" if admin else scope)
+        account = await core.api_tokens.account(token, "admin" if admin else scope, client_address(request))
     else:
         account = await core.sessions.account(token)
     refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(core.reactor.seconds(), UTC))
