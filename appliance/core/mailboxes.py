@@ -10,6 +10,8 @@ each mailbox's interval with jitter, never overlap, and back off on failure.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -71,6 +73,11 @@ def _extract(raw: bytes, keep: str) -> tuple[parsing.MessageInfo, list[tuple[str
     return details, [(parsing.safe_filename(f"{details.subject or 'message'}.eml", "message.eml"), raw)], problem
 
 
+def _settings(mailbox: Mailbox) -> tuple:
+    """What an admin sets (not what runs record, like the last UID seen)."""
+    return dataclasses.astuple(dataclasses.replace(mailbox, uid_validity=None, last_uid=None))
+
+
 class MailboxService:
     def __init__(
         self,
@@ -92,6 +99,7 @@ class MailboxService:
         self._running: dict[int, object] = {}
         self._next_due: dict[int, float] = {}
         self._failures: dict[int, int] = {}
+        self._seen: dict[int, tuple] = {}  # each mailbox's settings when last scheduled
         self._loop: task.LoopingCall | None = None
 
     # -- scheduling ------------------------------------------------------------------
@@ -112,17 +120,23 @@ class MailboxService:
         now = self._reactor.seconds()
         mailboxes = await self._store.run(mailbox_queries.enabled_mailboxes)
         for mailbox in mailboxes:
-            if mailbox.id not in self._next_due:
-                # first sight: spread start-up polls over the first interval
+            if self._seen.get(mailbox.id) != _settings(mailbox) and mailbox.id not in self._running:
+                # first sight (spread start-up polls over the first interval), or an admin
+                # changed it, or a new mailbox got a deleted one's id: a fixed password or
+                # server is tried within a minute, not after the backoff of the old failures
+                self._seen[mailbox.id] = _settings(mailbox)
+                self._failures.pop(mailbox.id, None)
                 self._next_due[mailbox.id] = now + random.uniform(0, min(60.0, mailbox.interval_minutes * 60))
-            if now >= self._next_due[mailbox.id] and mailbox.id not in self._running:
+            if now >= self._next_due.get(mailbox.id, math.inf) and mailbox.id not in self._running:
                 await self._begin(mailbox)
         known = {m.id for m in mailboxes}
         for stale in set(self._next_due) - known:
             self._next_due.pop(stale, None)
             self._failures.pop(stale, None)
+            self._seen.pop(stale, None)
 
     def _schedule_next(self, mailbox: Mailbox, failed: bool) -> None:
+        self._seen[mailbox.id] = _settings(mailbox)  # the run's: tick() notices a change since
         failures = self._failures.get(mailbox.id, 0) + 1 if failed else 0
         self._failures[mailbox.id] = failures
         interval = mailbox.interval_minutes * 60 * min(2**failures, MAX_BACKOFF)

@@ -341,3 +341,23 @@ async def test_runs_never_overlap_and_failures_back_off(core, mail_server):
     assert second_due > first_due
     rows = await core.store.run(mailbox_queries.runs, org_id, mailbox_id)
     assert [r["status"] for r in rows] == ["failed", "failed"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_admins_change_ends_the_backoff_of_a_failing_mailbox(core, mail_server):
+    """A fixed password is tried within a minute, not after hours of backoff earned by
+    the wrong one; the scheduler's own look at an unchanged mailbox keeps the backoff."""
+    mailbox_id = await make_mailbox(core, mail_server, username="nobody-here")
+    org_id = (await make_account(core, "admin")).organisation.id
+    for _ in range(3):
+        await core.mailboxes.run_now(org_id, mailbox_id)
+        await core.mailboxes.wait(mailbox_id)
+    backed_off = core.mailboxes._next_due[mailbox_id] - core.reactor.seconds()
+    assert backed_off >= 8 * 300  # three failures: eight intervals
+    await core.mailboxes.tick()  # nothing changed: nothing starts, the backoff holds
+    assert core.mailboxes._next_due[mailbox_id] - core.reactor.seconds() > 7 * 300
+    # as the admin API does it
+    await core.store.run(mailbox_queries.update_mailbox, org_id, mailbox_id, {"username": USER})
+    await core.mailboxes.tick()
+    await core.mailboxes.wait(mailbox_id)  # in case the minute's draw was zero
+    assert core.mailboxes._next_due[mailbox_id] - core.reactor.seconds() <= 300 * 1.1 + 60
