@@ -88,6 +88,14 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
         data_dir.lock()
     threads = Threads(reactor)
     threads.start()
+    try:
+        return _wire(settings, reactor, data_dir, threads)
+    except BaseException:
+        threads.stop()  # else its threads keep the process alive after the error is printed
+        raise
+
+
+def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> Core:
     store = Store(data_dir.database, threads)
     store.open()
     connections = ConnectionLimits(

@@ -10,6 +10,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
@@ -145,19 +146,55 @@ class DataDir:
                 found.append(f"{path}: missing (it is created on the next start)")
             elif path.stat().st_mode & 0o077:
                 found.append(f"{path}: readable by others; run chmod 600 {path}")
+        for check in (self.token_secret, self.secret_box, lambda: self.host_keys(HOST_KEY_TYPES)):
+            try:
+                check()
+            except ConfigError as e:
+                found.append(str(e))
+            except OSError:
+                pass  # missing or unreadable: said above
         if not self.database.exists():
             found.append(f"{self.database}: no database yet (run `appliance setup`)")
+        else:
+            from ..store.db import problems
+
+            found.extend(problems(self.database))
         return found
 
-    def host_keys(self) -> dict[str, bytes]:
-        """The private host keys the SFTP server offers, by kind."""
-        return {kind: self.host_key_path(kind).read_bytes() for kind in OFFERED_HOST_KEY_TYPES}
+    def host_keys(self, kinds=OFFERED_HOST_KEY_TYPES) -> dict[str, bytes]:
+        """The private host keys the SFTP server offers, by kind (ConfigError for a damaged one)."""
+        keys = {}
+        for kind in kinds:
+            path = self.host_key_path(kind)
+            keys[kind] = path.read_bytes()
+            try:
+                serialization.load_ssh_private_key(keys[kind], None)
+            except (ValueError, TypeError, UnsupportedAlgorithm):
+                raise ConfigError(
+                    f"{path}: not an SSH private key (damaged?); restore it from a backup, or delete it to make "
+                    "a new one (clients then warn that the host key changed)"
+                ) from None
+        return keys
 
     def token_secret(self) -> bytes:
-        return (self.path / "token.key").read_bytes().strip()
+        path = self.path / "token.key"
+        secret = path.read_bytes().strip()
+        if len(secret) < 32:  # setup writes 64 hex digits; an empty key would sign tokens anyone can make
+            raise ConfigError(
+                f"{path}: empty or too short (damaged?); restore it from a backup, "
+                "or delete it to make a new one (everyone signed in to the console is signed out)"
+            )
+        return secret
 
     def secret_box(self) -> SecretBox:
-        return SecretBox((self.path / "secrets.key").read_bytes().strip())
+        path = self.path / "secrets.key"
+        try:
+            return SecretBox(path.read_bytes().strip())
+        except ValueError:
+            raise ConfigError(
+                f"{path}: not a key this appliance made (damaged?); restore it from a backup "
+                "(the stored passwords of sources and mailboxes need it)"
+            ) from None
 
 
 class SecretBox:

@@ -35,6 +35,29 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     return db
 
 
+def problems(path: Path) -> list[str]:
+    """What would stop the daemon from opening the database at `path` (read only, no
+    changes): not a database, damaged (SQLite's quick_check), or newer than this code."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        return [f"{path}: cannot open the database: {e}"]
+    found = []
+    if check != "ok":
+        found.append(f"{path}: the database is damaged ({check}); restore a backup")
+    if version > SCHEMA_VERSION:
+        found.append(
+            f"{path}: the database is at schema version {version} but this appliance knows only up to "
+            f"{SCHEMA_VERSION}; install the newer release or restore a backup"
+        )
+    return found
+
+
 def migrate(db: sqlite_utils.Database, where: str | Path = "database") -> int:
     """Apply the migrations the database lacks; refuse one newer than the code."""
     version = db.execute("PRAGMA user_version").fetchone()[0]

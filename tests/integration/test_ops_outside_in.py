@@ -5,21 +5,24 @@ found by trying these from outside."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
-from ..helpers import ADMIN_PASSWORD, APPLIANCE, make_daemon
+import pytest
+
+from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_port, make_daemon
 
 # sftp -b turns BatchMode on, which forbids passwords: turn it back off
 SSH_OPTIONS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=no",
                "-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password"]  # fmt: skip
 
 
-def run(*args, input=None, env=None):
-    return subprocess.run(APPLIANCE + list(args), input=input, text=True, capture_output=True, env=env, timeout=60)
+def run(*args, input=None, env=None, timeout=60):
+    return subprocess.run(APPLIANCE + list(args), input=input, text=True, capture_output=True, env=env, timeout=timeout)
 
 
 def assert_one_line_error(result, expected: str):
@@ -85,7 +88,60 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
     assert temp_files(root) == []
     output = daemon.output()
     assert "shutdown aborted 2 unfinished uploads" in output
-    assert "Traceback" not in output and "Unhandled" not in output
+    assert "Traceback" not in output and "Unhandled" not in output, output
     conn = sqlite3.connect(daemon.data_dir / "appliance.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def serve_args(data_dir: Path) -> list[str]:
+    return ["serve", "--data-dir", str(data_dir)] + [
+        arg for what in ("http", "sftp", "ftp") for arg in (f"--{what}", f"tcp:{free_port()}:interface=127.0.0.1")
+    ]
+
+
+@pytest.fixture(scope="module")
+def set_up(tmp_path_factory) -> Path:
+    """A set-up data dir to copy (never served)."""
+    return make_daemon(tmp_path_factory.mktemp("set-up"), start=False).data_dir
+
+
+def damaged(set_up: Path, tmp_path: Path, name: str, data: bytes) -> Path:
+    data_dir = tmp_path / "data"
+    shutil.copytree(set_up, data_dir)
+    (data_dir / name).write_bytes(data)
+    return data_dir
+
+
+@pytest.mark.parametrize(
+    "name,data,message",
+    [
+        ("appliance.db", b"not a database at all" * 100, "appliance.db: cannot open the database"),
+        ("secrets.key", b"junk\n", "secrets.key: not a key this appliance made"),
+        ("token.key", b"", "token.key: empty or too short"),
+        ("ssh/ssh_host_ed25519_key", b"junk\n", "ssh_host_ed25519_key: not an SSH private key"),
+    ],
+)
+def test_serve_with_a_damaged_data_dir_says_so_in_one_line_and_exits(set_up, tmp_path, name, data, message):
+    """It used to print the error and then hang (thread pools left running), so
+    systemd saw neither READY nor an exit; a damaged key printed a traceback."""
+    data_dir = damaged(set_up, tmp_path, name, data)
+    result = run(*serve_args(data_dir), timeout=30)  # a hang (or serving) raises TimeoutExpired
+    assert result.returncode == 1
+    assert_one_line_error(result, message)
+    assert run("check", "--data-dir", str(data_dir)).returncode == 1
+
+
+def test_check_finds_what_serve_would_refuse_in_the_database(set_up, tmp_path):
+    """`check` said ok for a database that is damaged, truncated or from a newer release."""
+    truncated = damaged(set_up, tmp_path / "a", "appliance.db", (set_up / "appliance.db").read_bytes()[:20000])
+    result = run("check", "--data-dir", str(truncated))
+    assert result.returncode == 1 and "appliance.db" in result.stderr, result.stderr
+    newer = damaged(set_up, tmp_path / "b", "appliance.db", (set_up / "appliance.db").read_bytes())
+    conn = sqlite3.connect(newer / "appliance.db")
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    result = run("check", "--data-dir", str(newer))
+    assert result.returncode == 1
+    assert "schema version 999" in result.stderr and "Traceback" not in result.stderr
+    assert run("check", "--data-dir", str(set_up)).returncode == 0

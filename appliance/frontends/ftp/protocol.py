@@ -156,6 +156,12 @@ def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], f
     return "".join(fact + ";" for fact in out)
 
 
+def _stop_listening(port) -> None:
+    """Close a passive port, unless it is closed or closing already."""
+    if getattr(port, "connected", True) and not getattr(port, "disconnecting", False):
+        spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
+
+
 class BadArgument(Exception):
     """A malformed argument: 501 with this message."""
 
@@ -891,9 +897,9 @@ class FTPSession(ftp.FTP):
         factory, port, channel = self.dtpFactory, self.dtpPort, self.dtpInstance
         self.dtpFactory = self.dtpPort = self.dtpInstance = None
         if IListeningPort.providedBy(port):
-            # at shutdown the reactor may be closing it already: a second close fails in Twisted
-            if not getattr(port, "disconnecting", False):
-                spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
+            # a tick later: at shutdown the reactor is closing every port itself meanwhile,
+            # and a Twisted Port closed twice in one tick fails (a traceback in the log)
+            self.clock.callLater(0, _stop_listening, port)
         elif IConnector.providedBy(port):
             port.disconnect()
         if factory is not None:
