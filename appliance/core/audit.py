@@ -53,13 +53,24 @@ class AuditLog:
         )
 
     async def transfer(
-        self, account, protocol: str, address: str, action: str, path: str, size: int, share: str | None = None
+        self,
+        account,
+        protocol: str,
+        address: str,
+        action: str,
+        path: str,
+        size: int,
+        share: str | None = None,
+        of: int | None = None,
     ) -> None:
         """One row per finished upload or download. `share` names the share link an
-        anonymous visitor went through (the row still belongs to the sharing profile)."""
+        anonymous visitor went through (the row still belongs to the sharing profile).
+        `of`: a download's file size; when fewer bytes went out (a client that stopped,
+        a range, a resumed download), the message says how many of how many."""
         verb = {"upload": "uploaded", "download": "downloaded"}[action]
         name = account.profile.username
         how = f"through {clean(share)}" if share else f"over {PROTOCOL_NAMES.get(protocol, protocol)}"
+        amount = human_bytes(size) if of is None or of == size else f"{human_bytes(size)} of {human_bytes(of)}"
         await self.record(
             LogEntry(
                 org_id=account.organisation.id,
@@ -70,7 +81,7 @@ class AuditLog:
                 path=path,
                 bytes=size,
                 remote_address=address,
-                message=f"{'anonymous' if share else clean(name)} {verb} {clean(path)} ({human_bytes(size)}) {how}",
+                message=f"{'anonymous' if share else clean(name)} {verb} {clean(path)} ({amount}) {how}",
             )
         )
 

@@ -296,3 +296,23 @@ def test_list_dash_d_shows_the_folder_itself(daemon, user):
     itself, inside = result.stdout.split("---\n")
     assert itself.startswith("d") and itself.split()[-1] == "shown" and "inside.txt" not in itself, itself
     assert inside.split()[-1] == "inside.txt", inside
+
+
+def test_a_download_the_client_stops_is_logged_with_how_much_went_out(daemon, user):
+    """The audit row of a download cut short says how much of the file left, not that
+    the file was downloaded."""
+    (daemon.home(user) / "cut-short.bin").write_bytes(os.urandom(32 << 20))
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login(user, PASSWORD)
+        conn = ftp.data(ftp.epsv())
+        assert ftp.cmd("RETR cut-short.bin")[0] == 150
+        assert len(conn.recv(65536)) > 0
+        conn.close()  # the client gives up after the first bytes
+        assert ftp.reply()[0] == 426
+    deadline = time.monotonic() + 10
+    while not (rows := [r for r in daemon.logs("download") if r["path"] == "/cut-short.bin"]):
+        assert time.monotonic() < deadline, "no audit row"
+        time.sleep(0.05)
+    [row] = rows
+    assert 0 < row["bytes"] < 32 << 20
+    assert row["message"].endswith(" of 33.6 MB) over FTP"), row["message"]

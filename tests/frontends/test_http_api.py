@@ -222,6 +222,12 @@ def test_files_round_trip_through_the_core(daemon):
     assert api.get("files/?path=/").body["entries"] == []
     rows = [r for r in daemon.logs() if r["username"] == "webby" and r["protocol"] == "web"]
     assert {"upload", "download", "mkdir", "rename", "delete"} <= {r["action"] for r in rows}
+    # the whole file, then the range: the audit row says how much of the file went out
+    downloads = [r["message"] for r in rows if r["action"] == "download"]
+    assert downloads == [
+        "webby downloaded /reports/q3/é report.bin (2.1 MB) over the web",
+        "webby downloaded /reports/q3/é report.bin (100 bytes of 2.1 MB) over the web",
+    ], downloads
 
 
 def test_files_refuse_escapes_and_respect_permissions(daemon):

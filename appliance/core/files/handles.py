@@ -72,7 +72,7 @@ class Reader:
         fd: int,
         path: str,
         size: int,
-        on_close: Callable[[int], Awaitable[None]],
+        on_close: Callable[[int, int], Awaitable[None]],
         read_ahead: ReadAhead | None = None,
         memory_check: str | None = None,
     ):
@@ -222,6 +222,9 @@ class Reader:
             else:
                 sender = ReactorSend(self._threads, sock_fd, self._fd, offset, stop, on_data, self._memory_check)
                 how, sent = await sender.run()
+        except SocketError as e:
+            self.bytes_read += e.sent  # what went out before the receiver went away
+            raise
         except OSError as e:
             raise os_error(e, self.path) from None
         self.bytes_read += sent
@@ -236,7 +239,7 @@ class Reader:
             await self._drop_next()
         os.close(self._fd)
         self._window = b""
-        await self._on_close(self.bytes_read)
+        await self._on_close(self.bytes_read, self.size)
 
 
 def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
@@ -324,7 +327,7 @@ def _sendfile_out(sock_fd: int, file_fd: int, offset: int, stop: threading.Event
             poller.poll(SPLICE_POLL)
             continue
         except (BrokenPipeError, ConnectionError) as e:
-            raise SocketError(str(e)) from None
+            raise SocketError(str(e), sent) from None
         if moved == 0:
             return "end", sent
         sent += moved

@@ -20,7 +20,7 @@ from .tree import virtual
 class RemoteDownload:
     """A remote file read at offsets: reads answered one at a time, in the order they came."""
 
-    def __init__(self, path: str, size: int, on_close: Callable[[int], Awaitable[None]]):
+    def __init__(self, path: str, size: int, on_close: Callable[[int, int], Awaitable[None]]):
         self.path = path
         self.size = size
         self._on_close = on_close
@@ -51,7 +51,7 @@ class RemoteDownload:
             return
         self._closed = True
         await self._release()
-        await self._on_close(self.bytes_read)
+        await self._on_close(self.bytes_read, self.size)
 
     async def _release(self) -> None:
         """Drop what is read ahead and the backend's handle (a read handle's close loses nothing)."""

@@ -477,7 +477,13 @@ class S3Reader(RemoteDownload):
     """An object read at offsets, a window at a time, the next window fetched ahead."""
 
     def __init__(
-        self, client: S3Client, key: str, path: str, size: int, etag: str, on_close: Callable[[int], Awaitable[None]]
+        self,
+        client: S3Client,
+        key: str,
+        path: str,
+        size: int,
+        etag: str,
+        on_close: Callable[[int, int], Awaitable[None]],
     ):
         super().__init__(path, size, on_close)
         self._client = client

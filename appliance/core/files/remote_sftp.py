@@ -519,7 +519,7 @@ class RemoteTree:
 class RemoteReader(RemoteDownload):
     """A remote file read at offsets: READ_AHEAD blocks requested ahead, replies in request order."""
 
-    def __init__(self, handle, path: str, size: int, remote: Remote, on_close: Callable[[int], Awaitable[None]]):
+    def __init__(self, handle, path: str, size: int, remote: Remote, on_close: Callable[[int, int], Awaitable[None]]):
         super().__init__(path, size, on_close)
         self._handle = handle
         self._remote = remote

@@ -277,8 +277,10 @@ class FileSession:
     def _download_logger(self, path: str):
         """What a reader calls when it closes: one audit row for the download of `path`."""
 
-        async def finished(sent: int) -> None:
-            await self._audit.transfer(self.account, self.protocol, self.address, "download", path, sent, self.share)
+        async def finished(sent: int, size: int) -> None:
+            await self._audit.transfer(
+                self.account, self.protocol, self.address, "download", path, sent, self.share, of=size
+            )
 
         return finished
 

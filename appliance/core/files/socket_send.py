@@ -59,7 +59,12 @@ _NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
 class SocketError(Exception):
-    """The socket side of a socket transfer failed (a reset): it is incomplete."""
+    """The socket side of a socket transfer failed (a reset): it is incomplete;
+    `sent`: the bytes that went out before (a download's audit row counts them)."""
+
+    def __init__(self, message: str, sent: int = 0):
+        super().__init__(message)
+        self.sent = sent
 
 
 class StopFlag(threading.Event):
@@ -205,7 +210,7 @@ class ReactorSend:
         except BlockingIOError:
             return
         except (BrokenPipeError, ConnectionError) as e:
-            self._finish(Failure(SocketError(str(e))))
+            self._finish(Failure(SocketError(str(e), self.sent)))
             return
         except OSError as e:
             self._finish(Failure(e))
@@ -222,7 +227,7 @@ class ReactorSend:
     def connectionLost(self, reason: Failure) -> None:
         """The reactor dropped the socket: an error or hang-up on it, or shutdown."""
         self._writing = False
-        self._finish(Failure(SocketError(reason.getErrorMessage())))
+        self._finish(Failure(SocketError(reason.getErrorMessage(), self.sent)))
 
     # the rest
 
