@@ -10,6 +10,7 @@ one audit row in the profile's name saying it was an anonymous visitor.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import posixpath
 import re
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
 
-from ..errors import AlreadyExists, AuthenticationFailed, Gone, Invalid, NotFound, PermissionDenied
+from ..errors import AlreadyExists, ApplianceError, AuthenticationFailed, Gone, Invalid, NotFound, PermissionDenied
 from ..models import LogEntry, Share, from_iso, to_iso
 from ..store import Store, queries
 from ..store import shares as share_queries
@@ -442,6 +443,29 @@ class Visit:
         """A path in the owner's home as the visitor sees it (from the shared folder)."""
         return virtual(split_path(path)[len(split_path(self.share.path)) :])
 
+    def _hide(self, text: str) -> str:
+        """`text` with the owner's paths as the visitor knows them: from the shared
+        folder (/project/a.txt is /a.txt), or the shared file's name alone."""
+        root = self.share.path.rstrip("/")
+        if not root:
+            return text
+        if not self.share.is_folder:
+            return text.replace(root, posixpath.basename(root))
+        return re.sub(re.escape(root) + r"(/|(?=$|[\s.,:;)'\"]))", "/", text)
+
+    @contextlib.contextmanager
+    def _as_visitor(self):
+        """The owner's file session speaks of the owner's paths: an error that reaches
+        the visitor must not show where the shared folder sits in the owner's home."""
+        try:
+            yield
+        except ApplianceError as e:
+            e.message = self._hide(e.message)
+            e.args = (e.message,)
+            if isinstance(e, Invalid):
+                e.fields = {name: [self._hide(m) for m in messages] for name, messages in e.fields.items()}
+            raise
+
     def access(self) -> dict:
         """A short-lived value that opens this password-protected link (`?access=`)."""
         self._require()
@@ -493,7 +517,8 @@ class Visit:
             raise Invalid("This link is to a file, not a folder.")
         target = self.inside(path)
         await self._stat()
-        entries = await (await self._session()).list(target)
+        with self._as_visitor():
+            entries = await (await self._session()).list(target)
         await self._log(target, f"anonymous listed {clean(target)} through {clean(self.label)}")
         return self.relative(target), entries
 
@@ -510,7 +535,8 @@ class Visit:
             await self._stat()
         else:
             target = self.share.path
-        reader = await (await self._session()).open_read(target)
+        with self._as_visitor():
+            reader = await (await self._session()).open_read(target)
         return posixpath.basename(target), reader
 
     async def count_download(self) -> None:
@@ -539,7 +565,8 @@ class Visit:
                 continue
             reserved.add(key)
             try:
-                writer = await files.open_write(target, exclusive=True)
+                with self._as_visitor():
+                    writer = await files.open_write(target, exclusive=True)
             except BaseException as e:
                 reserved.discard(key)
                 if isinstance(e, AlreadyExists):

@@ -280,7 +280,11 @@ def test_a_folder_share_lists_and_downloads_inside_only(daemon):
         assert reply.status == 403 and reply.body == {"detail": "That path leads outside the shared folder."}, escape
     assert public.get(f"shared/{token}/files/?path=/../").status == 403
     assert public.get(f"shared/{token}/download/?path=/").status == 400
-    assert public.get(f"shared/{token}/download/?path=/nothing.txt").status == 404
+    missing = public.get(f"shared/{token}/download/?path=/nothing.txt")
+    assert missing.status == 404 and "/project" not in missing.body["detail"], missing.body
+    assert "/nothing.txt" in missing.body["detail"], missing.body  # the path as the visitor gave it
+    listed = public.get(f"shared/{token}/files/?path=/sub/b.txt")  # a file, not a folder
+    assert listed.status == 400 and "/project" not in str(listed.body) and "/sub/b.txt" in str(listed.body)
 
 
 def test_shares_are_scoped_to_their_owner_and_organisation(daemon):
