@@ -23,7 +23,7 @@ from ..models import from_iso, to_iso
 from ..store import Store, queries
 from ..store import sessions as session_queries
 from . import signed
-from .auth import Account
+from .auth import Account, address_allowed
 
 ACCESS_LIFETIME = timedelta(minutes=15)
 DOWNLOAD_LINK_SECONDS = 60
@@ -87,22 +87,25 @@ class Sessions:
         await self._store.run(session_queries.remember_refresh, jti, profile_id, to_iso(expires))
         return {"access": access, "refresh": refresh}
 
-    async def refresh(self, token: str) -> dict[str, str]:
-        """A new pair for a refresh token, which is spent."""
+    async def refresh(self, token: str, address: str | None = None) -> dict[str, str]:
+        """A new pair for a refresh token, which is spent; refused from an `address`
+        the profile's IP allow-list does not (or no longer) allow."""
         claims = self._decode(token, "refresh")
         profile_id = await self._store.run(session_queries.use_refresh, claims["jti"], to_iso(self._now()))
         if profile_id is None or profile_id != claims["user_id"]:
             raise TokenInvalid("Token is blacklisted", "refresh")
-        await self._account(claims, "refresh")
+        await self._account(claims, "refresh", address)
         return await self.issue(profile_id)
 
     async def revoke(self, token: str) -> None:
         claims = self._decode(token, "refresh")
         await self._store.run(session_queries.revoke_refresh, claims["jti"])
 
-    async def account(self, token: str) -> Account:
-        """The account an access token stands for (organisation refusals are the caller's)."""
-        return await self._account(self._decode(token, "access"), "access")
+    async def account(self, token: str, address: str | None = None) -> Account:
+        """The account an access token stands for (organisation refusals are the caller's),
+        used from `address`: refused where the profile's IP allow-list does not (or no
+        longer) allow it, as a new sign-in would be."""
+        return await self._account(self._decode(token, "access"), "access", address)
 
     def download_access(self, account: Account, path: str) -> tuple[str, int]:
         """A value that downloads `path` (a normalised path of the profile's) as that
@@ -126,7 +129,7 @@ class Sessions:
         except TokenInvalid:
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID) from None
 
-    async def _account(self, claims: dict, token_type: str) -> Account:
+    async def _account(self, claims: dict, token_type: str, address: str | None = None) -> Account:
         profile = await self._store.run(queries.get_profile_by_id, claims["user_id"])
         if profile is None or not profile.active:
             raise TokenInvalid("User not found or inactive", token_type)
@@ -135,6 +138,8 @@ class Sessions:
             raise TokenInvalid("User account has expired", token_type)
         if "web" not in profile.protocols:
             raise TokenInvalid("Web access is not enabled for this account", token_type)
+        if address is not None and not address_allowed(address, profile.ip_allow):
+            raise TokenInvalid(f"Your account may not be used from {address}", token_type)
         changed = await self._store.run(queries.password_changed_at, profile.id)
         if changed and from_iso(changed).timestamp() > claims["iat"] + 1:
             raise TokenInvalid("Token is invalid or expired", token_type)  # the password changed since

@@ -181,7 +181,7 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
     if core.api_tokens.looks_like(token):
         account = await core.api_tokens.account(token, "admin" if admin else scope, client_address(request))
     else:
-        account = await core.sessions.account(token)
+        account = await core.sessions.account(token, client_address(request))
     refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(core.reactor.seconds(), UTC))
     if refusal is not None:
         raise PermissionDenied(refusal)

@@ -93,7 +93,7 @@ class PortalApi(Resource):
         token = read_json(request).get("refresh")
         if not isinstance(token, str) or not token:
             raise Invalid("A refresh token is required.", {"refresh": ["This field is required."]})
-        return reply(request, await self.core.sessions.refresh(token))
+        return reply(request, await self.core.sessions.refresh(token, client_address(request)))
 
     @app.route("/token/logout/", methods=["POST"])
     async def logout(self, request):
