@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import shlex
 import signal
 import sys
 
@@ -72,16 +73,34 @@ def _run_core(settings: config.Settings, work) -> int:
     return 0
 
 
+def _react(work):
+    """Run `work()` (a coroutine function) on the reactor until it ends; its result."""
+    from twisted.internet import defer, task
+
+    outcome: dict[str, object] = {}
+
+    async def main(reactor):
+        outcome["value"] = await work()
+
+    try:
+        task.react(lambda reactor: defer.Deferred.fromCoroutine(main(reactor)))
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    return outcome["value"]
+
+
 def cmd_setup(args) -> int:
     settings = _load_settings(args)
     password = _read_password(args)
 
     async def work(core):
         created = await core.organisations.initialize(args.org, args.username, args.email, password)
+        given = (("config", args.config), ("data-dir", args.data_dir))
+        where = "".join(f" --{flag} {shlex.quote(value)}" for flag, value in given if value)
         print(
             f"Set up organisation {args.org!r} (subdomain {created.subdomain}) with admin {args.username!r}.\n"
-            f"Data dir: {settings.data_path}\nStart the daemon with: appliance serve"
-            + (f" --data-dir {args.data_dir}" if args.data_dir else "")
+            f"Data dir: {settings.data_path}\nStart the daemon with: appliance serve{where}"
         )
 
     return _run_core(settings, work)
@@ -104,7 +123,7 @@ def cmd_check(args) -> int:
     from twisted.internet import reactor
 
     from .core.datadir import DataDir
-    from .service import parse_endpoint
+    from .service import listen_problems, parse_endpoint
 
     problems: list[str] = []
     try:
@@ -112,15 +131,23 @@ def cmd_check(args) -> int:
     except ConfigError as e:
         print(f"appliance: {e}", file=sys.stderr)
         return 1
+    data_dir = DataDir(settings.data_path)
+    to_try = []
     for what in ("http", "https", "sftp", "ftp"):
         for description in getattr(settings.listen, what):
-            if description.startswith("systemd:") and "LISTEN_FDS" not in os.environ:
-                continue  # the sockets reach ExecStart only (not ExecStartPre): checked when serving
+            if description.startswith("systemd:"):
+                if "LISTEN_FDS" not in os.environ:
+                    continue  # the sockets reach ExecStart only (not ExecStartPre): checked when serving
             try:
-                parse_endpoint(reactor, description, what)
+                endpoint = parse_endpoint(reactor, description, what)
             except ConfigError as e:
                 problems.append(str(e))
-    problems.extend(DataDir(settings.data_path).problems())
+            else:
+                if not description.startswith("systemd:"):
+                    to_try.append((endpoint, description, what.upper()))
+    if to_try and not (data_dir.path.is_dir() and data_dir.in_use()):  # a serving daemon holds its ports
+        problems.extend(_react(lambda: listen_problems(to_try)))
+    problems.extend(data_dir.problems())
     for root in settings.sources.local_roots:
         if not os.path.isdir(root):
             problems.append(f"[sources] local_roots: {root} is not a folder")

@@ -9,6 +9,7 @@ came from.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -191,6 +192,8 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
             raise ConfigError(f"{path}: config file not found") from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte {e.start}); save it as UTF-8") from None
         except OSError as e:
             raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
         for section_name, values in data.items():
@@ -216,14 +219,36 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
     return settings
 
 
+# Bounds of whole-number keys, (lowest, highest or None); any other is at least 1.
+_BOUNDS = {
+    ("server", "trial_days"): (0, None),
+    ("server", "shutdown_grace"): (0, None),
+    ("smtp", "port"): (1, 65535),
+    ("security", "bcrypt_rounds"): (4, 16),
+}
+
+
 def _validate(settings: Settings) -> None:
     origin = settings.source_file or "settings"
+    for section_name, section in _section_fields(settings).items():
+        for f in dataclasses.fields(section):
+            value = getattr(section, f.name)
+            if type(value) is not int:
+                continue
+            low, high = _BOUNDS.get((section_name, f.name), (1, None))
+            if value < low or (high is not None and value > high):
+                bounds = f"at least {low}" if high is None else f"from {low} to {high}"
+                raise ConfigError(f"{origin}: [{section_name}] {f.name}: must be {bounds}, got {value}")
     _parse_port_range(settings.ftp.passive_ports, f"{origin}: [ftp] passive_ports")
-    uploads = settings.uploads
-    if min(uploads.resumable_max_size, uploads.resumable_expire_hours, uploads.resumable_sweep_seconds) < 1:
-        raise ConfigError(f"{origin}: [uploads] resumable_* settings must be at least 1")
-    if not 4 <= settings.security.bcrypt_rounds <= 16:
-        raise ConfigError(f"{origin}: [security] bcrypt_rounds must be from 4 to 16")
+    masquerade = settings.ftp.masquerade_address.strip()
+    if masquerade:
+        try:
+            ipaddress.IPv4Address(masquerade)
+        except ValueError:
+            raise ConfigError(
+                f"{origin}: [ftp] masquerade_address: {masquerade!r} is not an IPv4 address "
+                "(PASV announces an IPv4 address)"
+            ) from None
     if bool(settings.tls.certificate) != bool(settings.tls.private_key):
         raise ConfigError(f"{origin}: [tls] certificate and private_key go together: set both or neither")
     for name in ("http", "https", "sftp", "ftp"):

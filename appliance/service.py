@@ -30,6 +30,33 @@ def parse_endpoint(reactor, description: str, what: str):
         raise ConfigError(f"[listen] {what}: {description!r} is not a valid endpoint string ({e})") from None
 
 
+async def listen(endpoint, factory, description: str, what: str):
+    """Listen on `endpoint`; ConfigError naming it when it cannot (a port in use, ...)."""
+    try:
+        return await endpoint.listen(factory)
+    except CannotListenError as e:
+        reason = getattr(e.socketError, "strerror", None) or str(e.socketError)
+        raise ConfigError(f"cannot listen for {what} on {description}: {reason}") from None
+    except Exception as e:  # noqa: BLE001 - e.g. a missing systemd socket or TLS key
+        raise ConfigError(f"cannot listen for {what} on {description}: {e}") from None
+
+
+async def listen_problems(endpoints: list[tuple[object, str, str]]) -> list[str]:
+    """Try each (endpoint, description, what) and close it again: what `serve` would
+    meet when listening (a port in use, a privileged port, an address not on this host)."""
+    from twisted.internet.protocol import Factory
+
+    found = []
+    for endpoint, description, what in endpoints:
+        try:
+            port = await listen(endpoint, Factory(), description, what)
+        except ConfigError as e:
+            found.append(str(e))
+        else:
+            await defer.maybeDeferred(port.stopListening)
+    return found
+
+
 class ListenerService(service.Service):
     """Listens on one endpoint; `listening` fires when up, or fails with ConfigError."""
 
@@ -46,13 +73,7 @@ class ListenerService(service.Service):
         self.listening = defer.Deferred.fromCoroutine(self._listen())
 
     async def _listen(self):
-        try:
-            self.port = await self.endpoint.listen(self.factory)
-        except CannotListenError as e:
-            reason = getattr(e.socketError, "strerror", None) or str(e.socketError)
-            raise ConfigError(f"cannot listen for {self.what} on {self.description}: {reason}") from None
-        except Exception as e:  # noqa: BLE001 - e.g. a missing systemd socket or TLS key
-            raise ConfigError(f"cannot listen for {self.what} on {self.description}: {e}") from None
+        self.port = await listen(self.endpoint, self.factory, self.description, self.what)
         log.info("{what} listening on {where}", what=self.what, where=self.description)
         return self.port
 

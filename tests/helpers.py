@@ -69,6 +69,15 @@ def free_port_range(count: int = 20) -> tuple[int, int]:
     raise RuntimeError("no free port range")
 
 
+def free_listeners() -> dict[str, str]:
+    """APPLIANCE_LISTEN_* variables on free ports: `appliance check` tries to listen on
+    the configured ports, and the defaults (8000, 2222, 2121) may be taken here."""
+    env = dict(os.environ)
+    for what in ("HTTP", "SFTP", "FTP"):
+        env[f"APPLIANCE_LISTEN_{what}"] = f"tcp:{free_port()}:interface=127.0.0.1"
+    return env
+
+
 def file_sizes(paths: Iterable[Path]) -> Iterator[tuple[Path, int]]:
     """(path, size) of each regular file among `paths`, skipping any the daemon
     removes between the listing and the stat (an aborted upload's temporary)."""

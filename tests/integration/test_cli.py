@@ -10,7 +10,7 @@ import subprocess
 import bcrypt
 import pytest
 
-from ..helpers import APPLIANCE, free_port, make_daemon
+from ..helpers import APPLIANCE, free_listeners, free_port, make_daemon
 
 
 def run(*args, input=None, cwd=None, env=None):
@@ -68,7 +68,7 @@ def test_setup_creates_the_data_dir(tmp_path):
     assert (data / "files" / "acme-ltd").is_dir()
     # keys survive a second start: nothing regenerated
     before = (data / "ssh/ssh_host_ed25519_key").read_bytes()
-    assert run("check", "--data-dir", str(data)).returncode == 0
+    assert run("check", "--data-dir", str(data), env=free_listeners()).returncode == 0
     assert (data / "ssh/ssh_host_ed25519_key").read_bytes() == before
 
 
@@ -298,7 +298,7 @@ def test_backup_while_serving_and_restore_elsewhere(tmp_path):
         assert (target / name).read_bytes() == (daemon.data_dir / name).read_bytes()
     conn = sqlite3.connect(target / "appliance.db")
     assert {r[0] for r in conn.execute("SELECT username FROM profiles")} == {"admin", "alice"}
-    assert run("check", "--data-dir", str(target)).returncode == 0
+    assert run("check", "--data-dir", str(target), env=free_listeners()).returncode == 0
     again = run("restore", str(archive), "--data-dir", str(target))
     assert_one_line_error(again, "already has a database; add --force")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_listeners, free_port, make_daemon
 
 # sftp -b turns BatchMode on, which forbids passwords: turn it back off
 SSH_OPTIONS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=no",
@@ -144,4 +145,58 @@ def test_check_finds_what_serve_would_refuse_in_the_database(set_up, tmp_path):
     result = run("check", "--data-dir", str(newer))
     assert result.returncode == 1
     assert "schema version 999" in result.stderr and "Traceback" not in result.stderr
-    assert run("check", "--data-dir", str(set_up)).returncode == 0
+    assert run("check", "--data-dir", str(set_up), env=free_listeners()).returncode == 0
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path):
+    """A config saved in Latin-1 (or a binary file given by mistake) printed a traceback."""
+    config = tmp_path / "appliance.toml"
+    config.write_bytes(b'[server]\npublic_hostname = "caf\xe9.example.com"\n')
+    for command in ("serve", "check"):
+        assert_one_line_error(run(command, "--config", str(config)), f"{config}: not valid TOML: not UTF-8")
+
+
+@pytest.mark.parametrize(
+    "variable,value,message",
+    [
+        ("APPLIANCE_SERVER_SHUTDOWN_GRACE", "-5", "[server] shutdown_grace: must be at least 0, got -5"),
+        ("APPLIANCE_SERVER_TRIAL_DAYS", "-1", "[server] trial_days: must be at least 0, got -1"),
+        ("APPLIANCE_SMTP_PORT", "70000", "[smtp] port: must be from 1 to 65535, got 70000"),
+        ("APPLIANCE_SFTP_MAX_OPEN_HANDLES", "0", "[sftp] max_open_handles: must be at least 1, got 0"),
+        ("APPLIANCE_FTP_IDLE_TIMEOUT", "0", "[ftp] idle_timeout: must be at least 1, got 0"),
+        ("APPLIANCE_FTP_MASQUERADE_ADDRESS", "files.example.com", "is not an IPv4 address"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_by_check_and_serve(tmp_path, variable, value, message):
+    """`check` said ok to a negative grace or trial, a port past 65535, zero handles or
+    timeouts; the masquerade address was refused only by serve."""
+    env = dict(os.environ, **{variable: value})
+    assert_one_line_error(run("check", "--data-dir", str(tmp_path / "d"), env=env), message)
+    assert_one_line_error(run(*serve_args(tmp_path / "d"), env=env, timeout=30), message)
+    assert not (tmp_path / "d").exists()
+
+
+def test_check_names_a_port_in_use(set_up, tmp_path):
+    """README: `appliance check` says what is wrong, "a port in use" among them; it
+    only parsed the endpoint strings."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = dict(os.environ, APPLIANCE_LISTEN_SFTP=f"tcp:{port}:interface=127.0.0.1")
+        result = run("check", "--data-dir", str(set_up), env=env)
+    assert result.returncode == 1
+    assert f"cannot listen for SFTP on tcp:{port}:interface=127.0.0.1: Address already in use" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run("check", "--data-dir", str(set_up), env=free_listeners()).returncode == 0
+
+
+def test_setup_prints_a_serve_command_that_can_be_pasted(tmp_path):
+    """With a data dir whose path has a space, the printed command split it in two."""
+    data_dir = tmp_path / "with space" / "data"
+    result = run(
+        "setup", "--data-dir", str(data_dir), "--org", "A", "--username", "admin", "--email", "a@example.com",
+        "--password-stdin", input="long-password-1\n",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"appliance serve --data-dir '{data_dir}'" in result.stdout
