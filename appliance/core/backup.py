@@ -4,12 +4,14 @@ logos, as one private tar.gz; and restoring one into a data dir no daemon is usi
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sqlite3
 import tarfile
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -43,15 +45,29 @@ def backup(data_dir: DataDir, target: Path) -> list[str]:
         finally:
             destination.close()
             source.close()
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as archive:
-            _add_bytes(archive, DATABASE, copy.read_bytes())
-            for name in SECRET_FILES:
-                path = data_dir.path / name
-                if path.exists():
-                    _add_bytes(archive, name, path.read_bytes())
-            for name in _logos(data_dir):
-                _add_bytes(archive, name, (data_dir.path / name).read_bytes())
+        # a new private file beside the target, renamed over it once complete: an existing
+        # file keeps neither its mode (0644 would show the keys) nor half of its old content
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+            partial.unlink(missing_ok=True)
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                with tarfile.open(fileobj=out, mode="w:gz") as archive:
+                    _add_bytes(archive, DATABASE, copy.read_bytes())
+                    for name in SECRET_FILES:
+                        path = data_dir.path / name
+                        if path.exists():
+                            _add_bytes(archive, name, path.read_bytes())
+                    for name in _logos(data_dir):
+                        _add_bytes(archive, name, (data_dir.path / name).read_bytes())
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(partial, target)
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise ConfigError(f"{target}: cannot write the backup: {e.strerror}") from None
     return [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()] + _logos(data_dir)
 
 
@@ -73,11 +89,14 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
         raise ConfigError(f"{archive_path}: not a backup made by `appliance backup` ({e})") from None
     allowed = set(SECRET_FILES) | {DATABASE}
     with archive:
-        members = {m.name: m for m in archive.getmembers()}
-        unknown = [name for name in members if name not in allowed and not _is_logo(name)]
-        if unknown or DATABASE not in members or not all(m.isfile() for m in members.values()):
-            raise ConfigError(f"{archive_path}: not a backup made by `appliance backup`")
-        contents = {name: archive.extractfile(member).read() for name, member in members.items()}
+        try:
+            members = {m.name: m for m in archive.getmembers()}
+            unknown = [name for name in members if name not in allowed and not _is_logo(name)]
+            if unknown or DATABASE not in members or not all(m.isfile() for m in members.values()):
+                raise ConfigError(f"{archive_path}: not a backup made by `appliance backup`")
+            contents = {name: archive.extractfile(member).read() for name, member in members.items()}
+        except (OSError, EOFError, zlib.error, tarfile.TarError) as e:  # cut short (a full disk, a copy stopped)
+            raise ConfigError(f"{archive_path}: damaged or cut short, nothing was restored ({e})") from None
     data_dir.path.mkdir(mode=0o750, parents=True, exist_ok=True)
     (data_dir.path / "ssh").mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:

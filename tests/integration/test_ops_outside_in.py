@@ -200,3 +200,32 @@ def test_setup_prints_a_serve_command_that_can_be_pasted(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert f"appliance serve --data-dir '{data_dir}'" in result.stdout
+
+
+def test_backup_to_a_bad_place_is_one_line_and_an_old_file_is_replaced_privately(set_up, tmp_path):
+    """A missing folder or a directory as FILE printed a traceback; an existing file kept
+    its mode (0644: the keys readable by everyone) and was truncated before the copy."""
+    for target, message in (
+        (tmp_path / "missing" / "b.tar.gz", "No such file or directory"),
+        (tmp_path, "Is a directory"),
+    ):
+        result = run("backup", str(target), "--data-dir", str(set_up))
+        assert_one_line_error(result, f"{target}: cannot write the backup: {message}")
+    old = tmp_path / "backup.tar.gz"
+    old.write_text("last week's backup")
+    old.chmod(0o644)
+    result = run("backup", str(old), "--data-dir", str(set_up))
+    assert result.returncode == 0, result.stderr
+    assert oct(old.stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in tmp_path.iterdir()] == ["backup.tar.gz"]  # no temporary left
+
+
+def test_restore_of_a_backup_cut_short_is_one_line_and_restores_nothing(set_up, tmp_path):
+    """A truncated archive (a copy stopped half-way) printed an EOFError traceback."""
+    archive = tmp_path / "backup.tar.gz"
+    assert run("backup", str(archive), "--data-dir", str(set_up)).returncode == 0
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(archive.read_bytes()[:3000])
+    result = run("restore", str(cut), "--data-dir", str(tmp_path / "target"))
+    assert_one_line_error(result, f"{cut}: damaged or cut short, nothing was restored")
+    assert not (tmp_path / "target").exists()
