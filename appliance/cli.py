@@ -145,7 +145,7 @@ def cmd_check(args) -> int:
             else:
                 if not description.startswith("systemd:"):
                     to_try.append((endpoint, description, what.upper()))
-    if to_try and not (data_dir.path.is_dir() and data_dir.in_use()):  # a serving daemon holds its ports
+    if to_try and not _served(data_dir):  # a serving daemon holds its ports
         problems.extend(_react(lambda: listen_problems(to_try)))
     problems.extend(data_dir.problems())
     for root in settings.sources.local_roots:
@@ -157,6 +157,14 @@ def cmd_check(args) -> int:
         return 1
     print(f"ok: config {settings.source_file or '(built-in defaults)'}, data dir {settings.data_path}")
     return 0
+
+
+def _served(data_dir) -> bool:
+    """Whether a daemon holds this data dir now (False when it cannot be looked at)."""
+    try:
+        return data_dir.path.is_dir() and data_dir.in_use()
+    except OSError:
+        return False
 
 
 def _log_observer(stream):

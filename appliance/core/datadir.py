@@ -136,8 +136,13 @@ class DataDir:
     def problems(self) -> list[str]:
         """What `appliance check` reports about this data dir (no changes made)."""
         found = []
-        if not self.path.exists():
-            return [f"data dir {self.path}: does not exist (run `appliance setup`)"]
+        try:
+            if not self.path.exists():
+                return [f"data dir {self.path}: does not exist (run `appliance setup`)"]
+        except PermissionError:
+            return [
+                f"data dir {self.path}: cannot reach it: Permission denied (a folder above it is closed to this user)"
+            ]
         if not os.access(self.path, os.W_OK | os.X_OK):
             found.append(f"data dir {self.path}: not writable by this user")
         for name in [f"ssh/ssh_host_{k}_key" for k in HOST_KEY_TYPES] + ["token.key", "secrets.key"]:

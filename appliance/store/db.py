@@ -7,6 +7,7 @@ here.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -23,6 +24,8 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     try:
         if not Path(path).exists():  # password hashes live here: owner only
             Path(path).touch(mode=0o600)
+        elif not os.access(path, os.R_OK | os.W_OK):
+            raise ConfigError(_not_writable(path))
         conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
         conn.execute("PRAGMA journal_mode=WAL")
     except sqlite3.Error as e:
@@ -33,6 +36,13 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     db = sqlite_utils.Database(conn)
     migrate(db, path)
     return db
+
+
+def _not_writable(path: str | Path) -> str:
+    return (
+        f"{path}: not writable by this user (uid {os.geteuid()}); give it to the user the daemon runs as "
+        "(a restore or copy made as root leaves it root's)"
+    )
 
 
 def problems(path: Path) -> list[str]:
@@ -47,7 +57,7 @@ def problems(path: Path) -> list[str]:
             conn.close()
     except sqlite3.Error as e:
         return [f"{path}: cannot open the database: {e}"]
-    found = []
+    found = [] if os.access(path, os.R_OK | os.W_OK) else [_not_writable(path)]
     if check != "ok":
         found.append(f"{path}: the database is damaged ({check}); restore a backup")
     if version > SCHEMA_VERSION:

@@ -10,6 +10,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -229,3 +230,34 @@ def test_restore_of_a_backup_cut_short_is_one_line_and_restores_nothing(set_up, 
     result = run("restore", str(cut), "--data-dir", str(tmp_path / "target"))
     assert_one_line_error(result, f"{cut}: damaged or cut short, nothing was restored")
     assert not (tmp_path / "target").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand the data dir to another user")
+def test_a_database_the_daemon_cannot_write_is_refused_at_start(set_up, tmp_path):
+    """A database left owned by root (a restore or a copy run as root) was served read
+    only: tracebacks in the log and every write failing. check said ok."""
+    home = tempfile.mkdtemp(dir="/tmp")  # pytest's own folders are closed to other users
+    os.chmod(home, 0o755)
+    data_dir = Path(home) / "data"
+    shutil.copytree(set_up, data_dir)
+    for path in [data_dir, *data_dir.rglob("*")]:
+        os.chown(path, 65534, 65534)
+    os.chown(data_dir / "appliance.db", 0, 0)
+    (data_dir / "appliance.db").chmod(0o644)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    env = free_listeners()
+    for command in (["check", "--data-dir", str(data_dir)], serve_args(data_dir)):
+        result = subprocess.run(
+            as_nobody + APPLIANCE + command, capture_output=True, text=True, env=env, timeout=30
+        )  # a daemon that serves anyway raises TimeoutExpired
+        assert result.returncode == 1
+        assert f"{data_dir / 'appliance.db'}: not writable by this user" in result.stderr
+        assert "Traceback" not in result.stderr + result.stdout
+    shutil.rmtree(home)
+    # a data dir this user cannot even reach: check said so with a PermissionError traceback
+    result = subprocess.run(
+        as_nobody + APPLIANCE + ["check", "--data-dir", str(set_up)], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 1
+    assert f"data dir {set_up}: cannot reach it: Permission denied" in result.stderr
+    assert "Traceback" not in result.stderr
