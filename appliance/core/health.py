@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from ..store import Store, queries
 
@@ -10,6 +11,14 @@ from ..store import Store, queries
 def _database_writable(db) -> None:
     db.execute("BEGIN IMMEDIATE")
     db.execute("ROLLBACK")
+
+
+MIN_FREE = 1 << 20  # bytes the data dir's disk needs for the database to go on committing
+
+
+def _free_bytes(path: str) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
 
 
 def _local_folder_problem(path: str) -> str | None:
@@ -29,6 +38,9 @@ async def readiness(store: Store, threads, files) -> tuple[bool, dict[str, str]]
     except Exception as e:  # noqa: BLE001 - reported, not raised
         checks["database"] = f"not writable: {e}"
         return False, checks
+    free = await threads.work(_free_bytes, str(Path(store.path).parent))
+    if free < MIN_FREE:  # SQLite can no longer commit: sign-ins and audit rows fail
+        checks["data disk"] = f"full: {free} bytes free"
     for source in await store.run(queries.all_sources):
         if source.type != "local":
             continue

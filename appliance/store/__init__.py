@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlite_utils
+from twisted.logger import Logger
 
+from ..errors import Unavailable
 from ..threads import Threads
 from . import db as _db
 
 T = TypeVar("T")
+log = Logger()
+
+
+DISK_FULL = "The appliance's data disk is full, so nothing can be recorded; try again later."
 
 
 class Store:
@@ -34,4 +41,10 @@ class Store:
     async def run(self, query: Callable[..., T], *args: Any) -> T:
         """Run a query function from store.queries on the database thread."""
         assert self._db is not None, "store not opened"
-        return await self._threads.db(query, self._db, *args)
+        try:
+            return await self._threads.db(query, self._db, *args)
+        except sqlite3.OperationalError as e:
+            if "full" not in str(e):  # SQLITE_FULL: "database or disk is full"
+                raise
+            log.error("the data disk is full: the database cannot commit ({error})", error=str(e))
+            raise Unavailable(DISK_FULL) from None

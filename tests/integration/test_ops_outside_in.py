@@ -4,6 +4,8 @@ found by trying these from outside."""
 
 from __future__ import annotations
 
+import ftplib
+import json
 import os
 import shutil
 import signal
@@ -12,6 +14,8 @@ import sqlite3
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -261,3 +265,45 @@ def test_a_database_the_daemon_cannot_write_is_refused_at_start(set_up, tmp_path
     assert result.returncode == 1
     assert f"data dir {set_up}: cannot reach it: Permission denied" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_full_data_disk_shows_in_readyz_and_sign_ins_say_why(tmp_path):
+    """With the data dir's disk full SQLite cannot commit, so every sign-in failed: FTP
+    answered 451 with a generic message (530 "wrong password" once the store said
+    Unavailable), each failure logged a 40-line traceback, and /readyz still said ok."""
+    disk = tmp_path / "data"  # make_daemon's data dir; its log goes beside, off the small disk
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.decode().strip()}")
+    daemon = None
+    try:
+        daemon = make_daemon(tmp_path)
+        ready = f"http://127.0.0.1:{daemon.http_port}/readyz"
+        assert urllib.request.urlopen(ready).status == 200
+        with open(disk / "filler", "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+                    f.flush()
+            except OSError:
+                pass
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(ready)
+        assert refused.value.code == 503
+        assert json.loads(refused.value.read())["checks"]["data disk"].startswith("full")
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", daemon.ftp_port, timeout=30)
+        with pytest.raises(ftplib.error_temp, match="421 The appliance's data disk is full"):
+            ftp.login("admin", ADMIN_PASSWORD)  # not 530: the password is right
+        ftp.close()
+        (disk / "filler").unlink()
+        assert urllib.request.urlopen(ready).status == 200
+        daemon.stop()
+        output = daemon.output()
+        assert "data disk is full" in output
+        assert "Traceback" not in output, output
+    finally:
+        if daemon is not None:
+            daemon.stop()
+        subprocess.run(["umount", "-l", str(disk)], check=True)

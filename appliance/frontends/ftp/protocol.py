@@ -38,7 +38,7 @@ from twisted.logger import Logger
 from twisted.protocols import ftp
 from zope.interface import implementer
 
-from ...errors import ApplianceError, NotFound
+from ...errors import ApplianceError, NotFound, Unavailable
 from ...threads import spawn
 from .errors import DataConnectionFailed, TransferAborted, ftp_reply
 from .login import PeerCredentials
@@ -444,6 +444,10 @@ class FTPSession(ftp.FTP):
                 PeerCredentials(username, password, address, encrypted=self._tls is not None), address, ftp.IFTPShell
             )
         except ApplianceError as e:
+            if isinstance(e, Unavailable):  # not the password's fault (a full data disk): say so, not 530
+                self.reply_code(421, str(e))
+                self._hang_up()
+                return None
             self._login_failures += 1
             if self._login_failures >= MAX_LOGIN_FAILURES:
                 self.reply_code(530, str(e))
