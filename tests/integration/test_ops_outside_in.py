@@ -297,6 +297,12 @@ def test_a_full_data_disk_shows_in_readyz_and_sign_ins_say_why(tmp_path):
         with pytest.raises(ftplib.error_temp, match="421 The appliance's data disk is full"):
             ftp.login("admin", ADMIN_PASSWORD)  # not 530: the password is right
         ftp.close()
+        sftp = subprocess.run(
+            ["sshpass", "-e", "sftp", *SSH_OPTIONS, "-b", "-", "-P", str(daemon.sftp_port), "admin@127.0.0.1"],
+            input="ls\n", capture_output=True, text=True, timeout=30, env=dict(os.environ, SSHPASS=ADMIN_PASSWORD),
+        )  # fmt: skip
+        assert sftp.returncode != 0
+        assert "data disk is full" in sftp.stderr, sftp.stderr  # OpenSSH prints the DISCONNECT's reason
         (disk / "filler").unlink()
         assert urllib.request.urlopen(ready).status == 200
         daemon.stop()

@@ -22,7 +22,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...core.auth import BAD_CREDENTIALS
-from ...errors import AuthenticationFailed, PermissionDenied
+from ...errors import AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .packets import CIPHERS, MACS
 from .server import SftpProtocol
@@ -180,6 +180,9 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
         self.transport.signed_in()
 
     def _ebBadAuth(self, reason):
+        if reason.check(Unavailable):  # not the password's fault (a full data disk): say so and hang up
+            self.transport.sendDisconnect(ssh_transport.DISCONNECT_SERVICE_NOT_AVAILABLE, reason.value.message.encode())
+            return None
         if reason.check(AuthenticationFailed):
             message = reason.value.message
             if message != BAD_CREDENTIALS:
