@@ -103,6 +103,21 @@ def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: f
     raise TimeoutError(f"port {port} did not open")
 
 
+def wait_for(condition, timeout: float = 30) -> None:
+    """Poll `condition` until it holds; TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise TimeoutError("condition not met")
+
+
+def upload_temp_files(root: Path) -> list[Path]:
+    """The temporary files of uploads under way (or left by a crash) below `root`."""
+    return [Path(d) / n for d, _, names in os.walk(root) for n in names if n.startswith(".~upload-")]
+
+
 def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

@@ -13,13 +13,12 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, ROOT, make_daemon
+from ..helpers import ADMIN_PASSWORD, ROOT, make_daemon, wait_for
 from .sftp_client import sftp
 
 PASSWORD = "user-password-1"
@@ -73,15 +72,6 @@ def encode(metadata: dict) -> str:
 
 def partials(home) -> list[str]:
     return sorted(p.name for p in home.rglob(".~upload-tus-*")) if home.exists() else []
-
-
-def wait_for(condition, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise TimeoutError("condition not met")
 
 
 def user(daemon, name: str, **changes) -> Tus:

@@ -9,24 +9,9 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import time
-from pathlib import Path
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD
-
-
-def temp_files(root: Path) -> list[Path]:
-    return [Path(d) / n for d, _, names in os.walk(root) for n in names if n.startswith(".~upload-")]
-
-
-def wait_for(condition, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise TimeoutError("condition not met")
+from ..helpers import ADMIN_PASSWORD, upload_temp_files, wait_for
 
 
 def test_sigkill_during_uploads_leaves_no_partial_file_and_an_intact_database(fresh_daemon, tmp_path):
@@ -66,7 +51,7 @@ def test_sigkill_during_uploads_leaves_no_partial_file_and_an_intact_database(fr
         + b"x" * 1_000_000
     )
     try:
-        wait_for(lambda: len(temp_files(root)) >= 2)  # SFTP and FTP uploads under way
+        wait_for(lambda: len(upload_temp_files(root)) >= 2)  # SFTP and FTP uploads under way
         daemon.process.send_signal(signal.SIGKILL)
         daemon.process.wait(10)
     finally:
@@ -77,13 +62,13 @@ def test_sigkill_during_uploads_leaves_no_partial_file_and_an_intact_database(fr
     # after the crash: nothing partial under a real name, the finished file intact
     assert not (root / "sftp.bin").exists() and not (root / "ftp.bin").exists() and not (root / "web.bin").exists()
     assert (root / "done.txt").read_text() == "finished before the crash"
-    assert temp_files(root)  # the crash left them...
+    assert upload_temp_files(root)  # the crash left them...
     conn = sqlite3.connect(daemon.data_dir / "appliance.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
     daemon.process = None
     daemon.start()
-    wait_for(lambda: not temp_files(root), timeout=10)  # ...and the next start sweeps them
+    wait_for(lambda: not upload_temp_files(root), timeout=10)  # ...and the next start sweeps them
     conn = sqlite3.connect(daemon.data_dir / "appliance.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     uploads = conn.execute("SELECT path FROM logs WHERE action = 'upload'").fetchall()

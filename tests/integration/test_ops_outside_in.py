@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_listeners, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_listeners, free_port, make_daemon, upload_temp_files, wait_for
 
 # sftp -b turns BatchMode on, which forbids passwords: turn it back off
 SSH_OPTIONS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=no",
@@ -36,19 +36,6 @@ def assert_one_line_error(result, expected: str):
     assert "Traceback" not in result.stderr
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-
-
-def temp_files(root: Path) -> list[Path]:
-    return [Path(d) / n for d, _, names in os.walk(root) for n in names if n.startswith(".~upload-")]
-
-
-def wait_for(condition, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise TimeoutError("condition not met")
 
 
 def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_nothing(tmp_path):
@@ -77,7 +64,7 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        wait_for(lambda: len(temp_files(root)) == 2)
+        wait_for(lambda: len(upload_temp_files(root)) == 2)
         time.sleep(0.5)
         daemon.process.send_signal(signal.SIGTERM)
         # a hang detector, not a timing: without the fix the daemon waits for curl (minutes)
@@ -91,7 +78,7 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
                 client.wait()
         daemon.stop()
     assert not (root / "ftp.bin").exists() and not (root / "sftp.bin").exists()
-    assert temp_files(root) == []
+    assert upload_temp_files(root) == []
     output = daemon.output()
     assert "shutdown aborted 2 unfinished uploads" in output
     assert "Traceback" not in output and "Unhandled" not in output, output
