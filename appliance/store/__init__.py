@@ -44,7 +44,7 @@ class Store:
         try:
             return await self._threads.db(query, self._db, *args)
         except sqlite3.OperationalError as e:
-            if "full" not in str(e):  # SQLITE_FULL: "database or disk is full"
+            if getattr(e, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:  # "database or disk is full"
                 raise
             log.error("the data disk is full: the database cannot commit ({error})", error=str(e))
             raise Unavailable(DISK_FULL) from None
