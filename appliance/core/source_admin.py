@@ -238,6 +238,12 @@ class SourceAdmin:
         default, profiles, mailboxes = found
         raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
 
+    async def check_saved(self, account: Account, source_id: int, before: Source | None = None) -> Source:
+        """Check a source just created (`before` None) or changed: a local source's
+        folder is made when it is missing and new (created, or the path changed)."""
+        source = await self.get(account, source_id)
+        return await self.check(account, source, create=before is None or before.config != source.config)
+
     async def check(self, account: Account, source: Source, create: bool = False) -> Source:
         """Try the source and store what was found; `create`: a new local source's folder
         (or the new folder of a changed one) is made when it is missing."""

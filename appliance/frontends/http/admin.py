@@ -293,7 +293,7 @@ class SourcesApi(Resource):
         values = await self.admin.values(account, read_json(request))
         make_default = values.pop("default", False)
         source_id = await self.core.store.run(queries.insert_source, values)
-        source = await self.admin.check(account, await self.admin.get(account, source_id), create=True)
+        source = await self.admin.check_saved(account, source_id)
         await self._audit(account, request, f"{account.profile.username} created the source {source.name}")
         default = account.organisation.default_source_id
         if make_default:
@@ -319,8 +319,7 @@ class SourcesApi(Resource):
         if values:
             await self.core.store.run(source_queries.update_source, account.organisation.id, source_id, values)
             await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
-        moved = values.get("config", existing.config) != existing.config  # a new folder is made
-        checked = await self.admin.check(account, await self.admin.get(account, source_id), create=moved)
+        checked = await self.admin.check_saved(account, source_id, existing)
         return reply(request, source_view(checked, default))
 
     @app.route("/<int:source_id>/", methods=["DELETE"])
