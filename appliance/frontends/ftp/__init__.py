@@ -9,9 +9,6 @@ errors.py (the one mapping of core errors to FTP replies).
 
 from __future__ import annotations
 
-import ipaddress
-
-from ...errors import ConfigError
 from .login import ftp_portal
 from .protocol import FTPFactory
 
@@ -19,14 +16,7 @@ from .protocol import FTPFactory
 def ftp_factory(core) -> FTPFactory:
     """The factory for every FTP listener, configured from [ftp]."""
     settings = core.settings
-    masquerade = settings.ftp.masquerade_address.strip() or None
-    if masquerade is not None:
-        try:
-            ipaddress.IPv4Address(masquerade)
-        except ValueError:
-            raise ConfigError(
-                f"[ftp] masquerade_address: {masquerade!r} is not an IPv4 address (PASV announces an IPv4 address)"
-            ) from None
+    masquerade = settings.ftp.masquerade_address.strip() or None  # an IPv4 address: config.load checks it
     return FTPFactory(
         ftp_portal(core),
         core.reactor,
