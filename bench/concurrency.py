@@ -219,22 +219,38 @@ class MemorySampler:
 
 
 class Api:
-    """The product's HTTP API signed in as a user (Bearer token)."""
+    """The product's HTTP API signed in as a user (Bearer token). The product's access
+    tokens last 15 minutes and a whole run takes longer: `sign_in()` before each part
+    that uses the API, and a token older than TOKEN_AGE is renewed before a call."""
+
+    TOKEN_AGE = 600.0
 
     def __init__(self, port: int, username: str, password: str):
         self.port = port
-        status, body = self.call("POST", "token/", {"username": username, "password": password})
+        self._credentials = {"username": username, "password": password}
+        self.token: str | None = None
+        self._signed_in_at = 0.0
+        self.sign_in()
+
+    def sign_in(self) -> None:
+        self.token = None
+        status, body = self.call("POST", "token/", self._credentials)
         if status != 200:
             raise BenchError(f"the API sign-in failed: {status} {body}")
-        self.token = body["access"]
+        self.token, self._signed_in_at = body["access"], time.monotonic()
         self.profile_id = body["id"]
+
+    def current_token(self) -> str:
+        if time.monotonic() - self._signed_in_at > self.TOKEN_AGE:
+            self.sign_in()
+        return self.token
 
     def call(self, method: str, path: str, body=None, connection=None) -> tuple[int, object]:
         conn = connection or http.client.HTTPConnection(LOOPBACK, self.port, timeout=60)
         try:
             headers = {"content-type": "application/json"}
-            if getattr(self, "token", None):
-                headers["authorization"] = f"Bearer {self.token}"
+            if self.token is not None:
+                headers["authorization"] = f"Bearer {self.current_token()}"
             url = path if path.startswith("/") else "/api/portal/" + path  # "/healthz": the ops endpoints
             conn.request(method, url, json.dumps(body) if body is not None else None, headers)
             response = conn.getresponse()

@@ -215,8 +215,8 @@ def print_table(measurements: list, args: argparse.Namespace) -> None:
         return f"{value:{width}.1f}" if value is not None else f"{'-':>{width}}"
 
     print(
-        f"\nAgainst the Python servers (same clients, same runs; median of {args.repeat}, "
-        f"downloads {args.repeat} x {args.timed_downloads}; MB = 10^6 bytes):\n"
+        f"\nAgainst the Python servers (same clients, same runs; medians of uploads {args.repeat} x "
+        f"{args.timed_uploads}, downloads {args.repeat} x {args.timed_downloads}; MB = 10^6 bytes):\n"
     )
     header = (
         f"{'server':9}  {'protocol':8}  {'direction':9}  {'size':>8}  {'product MB/s':>12}  {'server MB/s':>11}  "
