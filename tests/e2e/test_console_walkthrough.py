@@ -74,6 +74,21 @@ def test_a_call_without_a_reply_says_the_appliance_could_not_be_reached(page, co
     expect(page.get_by_text("Failed to fetch")).to_have_count(0)
 
 
+def test_a_new_folder_with_a_taken_name_is_refused_not_reported_created(page, console):
+    console.add_profile("walter")
+    sign_in(page, console, "walter", "user-password-1")
+    for attempt in range(2):
+        page.get_by_role("button", name="New folder").click()
+        dialog = page.get_by_role("dialog", name="New folder")
+        dialog.get_by_label("Name of the new folder").fill("reports")
+        dialog.get_by_role("button", name="Create").click()
+        if attempt == 0:
+            expect(page.get_by_text("Created reports")).to_be_visible()
+            expect(dialog).to_have_count(0)
+    expect(dialog.get_by_text("A file or folder named /reports already exists.")).to_be_visible()
+    expect(page.get_by_role("row").filter(has_text="reports")).to_have_count(1)
+
+
 def test_a_failed_listing_does_not_call_the_folder_empty(page, console):
     console.add_profile("walter")
     sign_in(page, console, "walter", "user-password-1")

@@ -87,7 +87,7 @@ export function FileViewer() {
   }
   async function makeFolder(name) {
     try {
-      await createFolder(joinPath(path, name));
+      await createFolder(joinPath(path, name), { parents: false });
     } catch (e) {
       throw new Error(errorText(e), { cause: e });
     }
