@@ -130,14 +130,16 @@ def test_a_form_without_a_chosen_file_is_told_to_choose_one(daemon):
     assert reply.status == 400 and reply.body == {"file": ["Choose a file to upload."]}, reply.raw
 
 
-def test_a_head_request_is_not_logged_as_a_download(daemon):
-    # download managers and `curl -I` ask HEAD first; the dashboard counts download rows
+def test_a_head_request_or_a_range_outside_the_file_is_not_logged_as_a_download(daemon):
+    # download managers and `curl -I` ask HEAD first, resuming ones a range past the end
+    # of a file they have whole; the dashboard counts download rows
     daemon.add_profile("header")
     api = signed_in(daemon, "header", PASSWORD)
     assert api.post("files/upload/?path=/", raw=_multipart("h.bin", b"x" * 1000), headers=MULTIPART).status == 201
     for _ in range(2):
         head = api.call("HEAD", "files/download/?path=/h.bin")
         assert head.status == 200 and head.headers["content-length"] == "1000" and head.raw == b""
+    assert api.get("files/download/?path=/h.bin", headers={"Range": "bytes=1000-"}).status == 416
     assert api.call("HEAD", "files/download/?path=/none.bin").status == 404
     assert api.call("HEAD", "files/download/?path=/").status == 400
     assert [r for r in daemon.logs("download") if r["username"] == "header"] == []

@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
+from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso, wait_for
 from ..smtpserver import SmtpServer
 
 PASSWORD = "user-password-1"
@@ -162,8 +162,14 @@ def test_range_and_a_browser_download_with_curl(daemon, tmp_path):
     tail = public.get(f"shared/{token}/download/", headers={"Range": "bytes=-10"})
     assert tail.status == 206 and tail.raw == data[-10:]
     assert public.get(f"shared/{token}/download/", headers={"Range": "bytes=5000000-"}).status == 416
+    head = public.call("HEAD", f"shared/{token}/download/")
+    assert head.status == 200 and head.headers["content-length"] == str(len(data)) and head.raw == b""
     assert curl(daemon, f"shared/{token}/download/", tmp_path / "got.bin") == 200
     assert (tmp_path / "got.bin").read_bytes() == data
+    # the two ranges and the whole file are downloads; the 416 and the HEAD are not
+    sent = lambda: sorted(r["bytes"] for r in daemon.logs("download") if r["username"] == "dave")  # noqa: E731
+    wait_for(lambda: len(data) in sent())  # the 416's and the HEAD's would be written before their replies
+    assert sent() == [10, 1000, len(data)]
 
 
 def test_an_expired_link_answers_410(daemon):

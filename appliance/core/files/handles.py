@@ -231,15 +231,26 @@ class Reader:
         return how, sent
 
     async def close(self) -> None:
+        """Close the file and log the download (the bytes read of its size)."""
+        if await self._release():
+            await self._on_close(self.bytes_read, self.size)
+
+    async def discard(self) -> None:
+        """Close the file unread and log nothing: no download took place (a HEAD
+        request, a range outside the file, a refusal before the first byte)."""
+        await self._release()
+
+    async def _release(self) -> bool:
+        """Close the descriptor once; whether this call closed it."""
         if self._closed:
-            return
+            return False
         self._closed = True
         self._read_ahead.readers -= 1
         if self._next is not None:  # never close the descriptor under a read in flight
             await self._drop_next()
         os.close(self._fd)
         self._window = b""
-        await self._on_close(self.bytes_read, self.size)
+        return True
 
 
 def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:

@@ -96,7 +96,7 @@ class SizeOnly:
     def __init__(self, size: int):
         self.size = size
 
-    async def close(self) -> None:
+    async def discard(self) -> None:
         pass
 
 
@@ -116,7 +116,8 @@ async def send_file(
 ) -> bytes | None:
     """Answer a download: the whole file or the asked Range, as an attachment, streamed.
     `before_body` runs once the request is known to be satisfiable and a body will be
-    sent (not for HEAD or 416); if it raises, nothing is sent and the error is the reply."""
+    sent (not for HEAD or 416); if it raises, nothing is sent and the error is the reply.
+    Only a response with a body logs a download (when the reader closes)."""
     size = reader.size
     start, end = 0, size
     match = RANGE.match((request.getHeader(b"range") or b"").decode("latin-1").strip())
@@ -130,14 +131,14 @@ async def send_file(
         else:
             start, end = max(0, size - int(last)), size
         if start >= end or start >= size:
-            await reader.close()
+            await reader.discard()
             request.setHeader(b"content-range", f"bytes */{size}".encode())
             return reply(request, {"detail": f"The file has {size} bytes: the range asked for is outside it."}, 416)
     if before_body is not None and request.method != b"HEAD":
         try:
             await before_body()
         except BaseException:
-            await reader.close()
+            await reader.discard()
             raise
     if header:
         request.setResponseCode(206)
@@ -148,7 +149,7 @@ async def send_file(
     request.setHeader(b"content-length", str(end - start).encode())
     request.setHeader(b"cache-control", b"no-store")
     if request.method == b"HEAD":
-        await reader.close()
+        await reader.discard()
         return b""
     await FileSender(request, reader, start, end).send()
     return None  # the sender finished the response (Klein writes nothing more)
