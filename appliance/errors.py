@@ -54,7 +54,12 @@ class Unavailable(ApplianceError):
 
 
 class AuthenticationFailed(ApplianceError):
-    """Sign-in refused. The message is safe to show to the person signing in."""
+    """Sign-in refused. The message is safe to show to the person signing in.
+    `retry_after`: the seconds until a ban on the caller's address ends, if that is why."""
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ConfigError(ApplianceError):

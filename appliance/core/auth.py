@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -99,11 +100,25 @@ class AuthService:
     def banned(self, address: str) -> str | None:
         """Why connections from `address` are refused now, or None (front ends call this
         when a connection opens, so a banned address costs no password check)."""
+        refusal = self._ban_refusal(address)
+        return refusal.message if refusal is not None else None
+
+    def refuse_if_banned(self, address: str) -> None:
+        """Raise AuthenticationFailed, with the seconds the ban has left, while `address` is banned."""
+        refusal = self._ban_refusal(address)
+        if refusal is not None:
+            raise refusal
+
+    def _ban_refusal(self, address: str) -> AuthenticationFailed | None:
         ban = self._throttle.banned(address)
         if ban is None:
             return None
-        minutes = max(1, round((ban.until - self._clock.seconds()) / 60))
-        return f"Too many failed sign-ins from {address}: try again in {minutes} minute{'s' if minutes > 1 else ''}."
+        seconds = max(1, math.ceil(ban.until - self._clock.seconds()))
+        minutes = max(1, round(seconds / 60))
+        return AuthenticationFailed(
+            f"Too many failed sign-ins from {address}: try again in {minutes} minute{'s' if minutes > 1 else ''}.",
+            retry_after=seconds,
+        )
 
     def bans(self):
         return self._throttle.bans()
@@ -155,9 +170,7 @@ class AuthService:
         username = username.strip()
         if self.closing:
             raise AuthenticationFailed("The appliance is restarting; try again in a minute.")
-        refusal = self.banned(address)
-        if refusal is not None:
-            raise AuthenticationFailed(refusal)
+        self.refuse_if_banned(address)
         profile = None
         if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
             profile = await self._store.run(queries.profile_by_username, username)

@@ -370,9 +370,7 @@ class Shares:
                 raise AuthenticationFailed(ACCESS_EXPIRED)
             unlocked = True
         elif not unlocked and password is not None:
-            banned = self._auth.banned(address)
-            if banned is not None:
-                raise AuthenticationFailed(banned)
+            self._auth.refuse_if_banned(address)
             if not await self._passwords.verify(password, share.password_hash, scope=share_scope(share.id)):
                 await self._refused(share, address, "wrong password")
                 await self._auth.wrong_secret(f"share:{share.id}", address, profile)

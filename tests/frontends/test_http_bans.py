@@ -7,7 +7,7 @@ from __future__ import annotations
 import ftplib
 from concurrent.futures import ThreadPoolExecutor
 
-from ..api_client import signed_in
+from ..api_client import Api, signed_in
 from ..helpers import ADMIN_PASSWORD
 
 
@@ -53,6 +53,10 @@ def test_failed_ftp_sign_ins_ban_the_address_and_its_organisations_admin_lifts_i
     assert plain.get("bans/").status == 403
     assert plain.delete("bans/127.0.0.1/").status == 403
     assert _ftp_login(daemon, "victim", "victim-password-1").startswith("421")
+    # the web sign-in says the same, and a script is told when to come back
+    web = Api(daemon).login("victim", "victim-password-1")
+    assert web.status == 401 and "Too many failed sign-ins" in web.body["detail"], web.body
+    assert 240 <= int(web.headers["retry-after"]) <= 300  # the first ban lasts five minutes
 
     assert admin.delete("bans/127.0.0.1/").status == 204
     assert _ftp_login(daemon, "victim", "victim-password-1") == "ok"

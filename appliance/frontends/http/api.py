@@ -207,6 +207,8 @@ def error_reply(request, failure) -> bytes:
             },
             401,
         )
+    if isinstance(error, AuthenticationFailed) and error.retry_after is not None:
+        request.setHeader(b"retry-after", str(error.retry_after).encode())  # a banned address: when to come back
     if isinstance(error, (NotAuthenticated, AuthenticationFailed)):
         return reply(request, {"detail": error.message}, 401)
     if isinstance(error, Invalid):
