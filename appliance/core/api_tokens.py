@@ -40,6 +40,8 @@ class ApiTokens:
             errors["name"] = ["Name the token (what uses it)."]
         elif len(name.strip()) > 200:
             errors["name"] = ["Use at most 200 characters."]
+        elif validation.hidden_characters(name):
+            errors["name"] = [validation.HIDDEN_HINT]
         scopes = body.get("scopes", list(SCOPES))
         if not isinstance(scopes, list) or not scopes or any(s not in SCOPES for s in scopes):
             errors["scopes"] = [f"Choose from: {', '.join(SCOPES)}."]

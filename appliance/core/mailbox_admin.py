@@ -10,6 +10,7 @@ from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
+from . import validation
 from .auth import Account
 from .netcheck import resolve_allowed
 
@@ -74,8 +75,8 @@ class MailboxAdmin:
             if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
                 errors[name] = ["Enter a value." if required else f"At most {limit} characters."]
                 return
-            if any(ord(c) < 32 for c in value):
-                errors[name] = ["Control characters are not allowed."]
+            if validation.hidden_characters(value):
+                errors[name] = [validation.HIDDEN_HINT]
                 return
             values[name] = value.strip()
 

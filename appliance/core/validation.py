@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 
 from ..errors import Invalid
@@ -30,10 +31,26 @@ def email(value: str) -> str:
     return value
 
 
+HIDDEN_HINT = "Use printable characters only (no control or text-direction characters)."
+
+
+def hidden_characters(value: str) -> bool:
+    """Whether `value` holds characters a name shown to others may not: controls, line
+    and paragraph separators, and the bidirectional overrides and isolates that make
+    text read otherwise than it is stored (Trojan Source, CVE-2021-42574)."""
+    return any(
+        unicodedata.category(c) in ("Cc", "Zl", "Zp") or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
+        for c in value
+    )
+
+
 def name(value: str, field: str = "name", limit: int = 200) -> str:
     value = value.strip()
-    if not value or len(value) > limit or any(ord(c) < 32 for c in value):
-        hint = f"Use at most {limit} characters." if len(value) > limit else "Enter a name."
+    if not value or len(value) > limit or hidden_characters(value):
+        if len(value) > limit:
+            hint = f"Use at most {limit} characters."
+        else:
+            hint = HIDDEN_HINT if value else "Enter a name."
         raise Invalid(f"The {field} must be 1 to {limit} printable characters.", {field: [hint]})
     return value
 

@@ -44,3 +44,29 @@ def test_one_organisations_branding_never_shows_for_another(daemon, admin):
     assert other.get("organisation/").body[0]["branding_colour"] is None
     assert other.patch(f"organisation/{org_id}/", {"branding_colour": "#000000"}).status == 404
     assert admin.get("branding/?subdomain=acme").body["branding_colour"] == "#3D37FF"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Acme \u202egnp.exe",  # right-to-left override: shows as "Acme exe.png"
+        "Acme \u2067Files\u2069",  # a right-to-left isolate
+        "Acme\u0085Files",  # a C1 control (next line)
+        "Acme\u2028Files",  # the line separator
+        "Acme\x1b[31mFiles",  # a terminal escape
+    ],
+)
+def test_a_name_with_control_or_text_direction_characters_is_refused(admin, name):
+    org = admin.get("organisation/").body[0]
+    reply = admin.patch(f"organisation/{org['id']}/", {"name": name})
+    assert reply.status == 400 and reply.body == {"name": [HIDDEN_HINT]}, reply.body
+    assert admin.get("organisation/").body[0]["name"] == org["name"]
+    for path, body in (("sources/", {"name": name, "config": {"path": "hidden"}}), ("tokens/", {"name": name})):
+        reply = admin.post(path, body)
+        assert reply.status == 400 and reply.body["name"] == [HIDDEN_HINT], (path, reply.body)
+    # a name in another script, or with emoji joined by U+200D, is a name
+    for fine in ("\u05d0\u05e7\u05de\u05d4 \u05e7\u05d1\u05e6\u05d9\u05dd", "Acme \U0001f468\u200d\U0001f4bb"):
+        assert admin.post("tokens/", {"name": fine}).status == 201
+
+
+HIDDEN_HINT = "Use printable characters only (no control or text-direction characters)."

@@ -115,6 +115,7 @@ def test_a_failing_mailbox_records_a_clear_error(mail_daemon, mail_server):
         ({"after": "move", "move_to": ""}, "move_to"),
         ({"source": 999999}, "source"),
         ({"name": ""}, "name"),
+        ({"name": "Invoices \u2066fdp.exe\u2069"}, "name"),  # a direction isolate
     ],
 )
 def test_bad_settings_get_field_errors(mail_daemon, mail_server, changes, field):
