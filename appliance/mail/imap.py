@@ -64,6 +64,11 @@ def _tls_options(hostname: str, verify: bool):
     return ssl.CertificateOptions(verify=False, raiseMinimumTo=ssl.TLSVersion.TLSv1_2)
 
 
+def _reply_text(error: imap4.IMAP4Exception) -> str:
+    """The text of the server's NO or BAD reply."""
+    return error.args[0].decode(errors="replace") if error.args and isinstance(error.args[0], bytes) else str(error)
+
+
 def _describe(failure_or_error, host: str, port: int) -> str:
     """What went wrong, in words, for a connection or TLS failure."""
     value = getattr(failure_or_error, "value", failure_or_error)
@@ -163,8 +168,7 @@ class ImapConnection:
         try:
             return await command(*args, **kwargs)
         except imap4.IMAP4Exception as e:
-            detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
-            raise MailboxError(f"{what} failed: {detail}") from None
+            raise MailboxError(f"{what} failed: {_reply_text(e)}") from None
         except Exception as e:  # noqa: BLE001
             raise MailboxError(_describe(e, self.host, self.port)) from None
 
@@ -202,7 +206,18 @@ class ImapConnection:
         await self._call("Marking a message seen", self._client.addFlags, str(uid), ["\\Seen"], uid=True)
 
     async def move(self, uid: int, folder: str) -> None:
-        await self._call(f"Copying a message to {folder!r}", self._client.copy, str(uid), folder, uid=True)
+        """Copy the message into `folder`, made first if the server says it is missing
+        (RFC 3501 6.4.7: [TRYCREATE]), then delete it here."""
+        what = f"Copying a message to {folder!r}"
+        try:
+            await self._client.copy(str(uid), folder, uid=True)
+        except imap4.IMAP4Exception as e:
+            if b"TRYCREATE" not in _reply_text(e).encode():
+                raise MailboxError(f"{what} failed: {_reply_text(e)}") from None
+            await self._call(f"Creating the folder {folder!r} to move messages into", self._client.create, folder)
+            await self._call(what, self._client.copy, str(uid), folder, uid=True)
+        except Exception as e:  # noqa: BLE001
+            raise MailboxError(_describe(e, self.host, self.port)) from None
         await self.delete(uid)
 
     async def delete(self, uid: int) -> None:

@@ -168,6 +168,20 @@ async def test_starttls_whole_message_and_move(core, mail_server):
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_move_to_a_folder_the_server_lacks_makes_it(core, mail_server):
+    for subject in ("One", "Two"):
+        mail_server.deliver(message(subject, [(f"{subject}.txt", b"x", "text/plain")]).as_bytes())
+    mailbox_id = await make_mailbox(core, mail_server, after="move", move_to="Processed")
+    result = await run(core, mailbox_id)
+    assert (result["status"], result["messages"]) == ("success", 2), result["error"]
+    assert mail_server.flags("INBOX") == []
+    assert len(mail_server.flags("Processed")) == 2
+    mail_server.deliver(message("Three", [("Three.txt", b"x", "text/plain")]).as_bytes())
+    assert (await run(core, mailbox_id))["status"] == "success"  # there now: copied straight in
+    assert len(mail_server.flags("Processed")) == 3
+
+
+@pytest_twisted.ensureDeferred
 async def test_delete_after_filing(core, mail_server):
     mail_server.deliver(message("Gone", [("a.txt", b"a", "text/plain")]).as_bytes())
     mailbox_id = await make_mailbox(core, mail_server, after="delete")
