@@ -212,7 +212,7 @@ class ImapConnection:
         try:
             await self._client.copy(str(uid), folder, uid=True)
         except imap4.IMAP4Exception as e:
-            if b"TRYCREATE" not in _reply_text(e).encode():
+            if "TRYCREATE" not in _reply_text(e):
                 raise MailboxError(f"{what} failed: {_reply_text(e)}") from None
             await self._call(f"Creating the folder {folder!r} to move messages into", self._client.create, folder)
             await self._call(what, self._client.copy, str(uid), folder, uid=True)

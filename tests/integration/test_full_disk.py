@@ -18,7 +18,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for
 
 PASSWORD = "user-password-1"
 BIG = 3 * 1024 * 1024  # three times the disk
@@ -47,6 +47,11 @@ def everything_under(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
+def full_disk_lines(daemon) -> int:
+    """The daemon's log lines for ops about a full disk (the client's error reaches only the client)."""
+    return daemon.output().count("the storage is full: ")
+
+
 def integrity(daemon) -> str:
     with sqlite3.connect(daemon.data_dir / "appliance.db") as conn:
         return conn.execute("PRAGMA integrity_check").fetchone()[0]
@@ -54,11 +59,14 @@ def integrity(daemon) -> str:
 
 def test_an_sftp_upload_to_a_full_disk_fails_clearly_and_leaves_nothing(daemon, small_home, tmp_path):
     (tmp_path / "big.bin").write_bytes(os.urandom(BIG))
+    logged = full_disk_lines(daemon)
     result = sftp(daemon, "filler", PASSWORD, "put big.bin", tmp_path)
     assert result.returncode != 0
     # OpenSSH's sftp shows only the status code of a failed write, not the server's message
     assert 'write remote "/big.bin": Failure' in result.stderr, result.stderr
     assert everything_under(small_home) == []
+    wait_for(lambda: full_disk_lines(daemon) > logged)  # ops see it in the daemon's log
+    assert "/big.bin was not saved" in daemon.output()
     # the disk is usable again at once: a small file goes in
     (tmp_path / "small.txt").write_text("fits")
     assert sftp(daemon, "filler", PASSWORD, "put small.txt", tmp_path).returncode == 0
@@ -69,6 +77,7 @@ def test_an_sftp_upload_to_a_full_disk_fails_clearly_and_leaves_nothing(daemon, 
 
 def test_an_ftp_upload_to_a_full_disk_fails_clearly_and_leaves_nothing(daemon, small_home, tmp_path):
     (tmp_path / "big.bin").write_bytes(os.urandom(BIG))
+    logged = full_disk_lines(daemon)
     result = subprocess.run(
         ["curl", "-sS", "--ftp-pasv", "-T", str(tmp_path / "big.bin"),
          f"ftp://filler:{PASSWORD}@127.0.0.1:{daemon.ftp_port}/big.bin"],
@@ -77,6 +86,7 @@ def test_an_ftp_upload_to_a_full_disk_fails_clearly_and_leaves_nothing(daemon, s
     assert result.returncode != 0
     assert b"552" in result.stderr or b"451" in result.stderr, result.stderr
     assert everything_under(small_home) == []
+    wait_for(lambda: full_disk_lines(daemon) > logged)  # the write failed on a transfer thread
     assert integrity(daemon) == "ok"
 
 

@@ -16,6 +16,9 @@ import posixpath
 import stat
 from dataclasses import dataclass
 
+from twisted.logger import Logger
+from twisted.python.threadable import isInIOThread
+
 from ...errors import AlreadyExists, Invalid, NotEmpty, NotFound, PermissionDenied, Unavailable
 
 TEMP_PREFIX = ".~upload-"
@@ -26,6 +29,8 @@ MAX_PATH_BYTES = 4096
 MAX_LINK_HOPS = 16
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 ESCAPE = "That path leads outside your home folder."
+
+log = Logger()
 
 
 @dataclass(frozen=True)
@@ -119,14 +124,30 @@ def os_error(e: OSError, path: str) -> Exception:
     if code == errno.ENAMETOOLONG:
         return Invalid(f"That name is too long for the storage: {path}")
     if code in (errno.ENOSPC, errno.EDQUOT):
+        _tell_ops("the storage is full: {path} was not saved ({error})", path, e)
         return Unavailable("The storage is full: nothing was saved. Free some space and try again.")
     if code == errno.EROFS:
+        _tell_ops("the storage is read-only: {path} was refused ({error})", path, e)
         return PermissionDenied("The storage is read-only.")
     if code == errno.ELOOP:
         return PermissionDenied(f"Too many symbolic links in {path}.")
     if code == errno.EINVAL:
         return Invalid(f"That operation is not possible on {path}.")
+    _tell_ops("the storage failed on {path}: {error}", path, e)
     return Unavailable(f"The storage failed on {path}: {e.strerror or e}")
+
+
+def _tell_ops(message: str, path: str, e: OSError) -> None:
+    """A failure of the disk itself goes to the daemon's log too: the person's error
+    reaches only their client, and ops must see a full or failing disk. os_error runs
+    on the disk threads as well, so the line is logged from the reactor."""
+    error = e.strerror or str(e)
+    if isInIOThread():
+        log.error(message, path=path, error=error)
+    else:
+        from twisted.internet import reactor
+
+        reactor.callFromThread(log.error, message, path=path, error=error)
 
 
 class Location:
