@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import re
 import shlex
 import signal
 import sys
@@ -167,9 +168,25 @@ def _served(data_dir) -> bool:
         return False
 
 
+# Twisted's own lines as a port opens and closes: "<factory> starting on <port>" and
+# "(TCP Port <port> Closed)". The service names each listener itself ("FTP listening on
+# ..."), and every passive FTP data connection would otherwise add two lines.
+_PORT_CHATTER = re.compile(r"\S+ starting on \d+|\((?:TCP|UDP|UNIX) Port \S+ Closed\)")
+
+
+def _not_port_chatter(event):
+    from twisted.logger import PredicateResult
+
+    if event.get("log_namespace") == "log_legacy":
+        message = event.get("message") or ()
+        if len(message) == 1 and _PORT_CHATTER.fullmatch(str(message[0])):
+            return PredicateResult.no
+    return PredicateResult.maybe
+
+
 def _log_observer(stream):
     """One line per event at info and above; the protocol libraries' per-connection
-    chatter only from warnings up."""
+    chatter only from warnings up, and none of Twisted's port openings and closings."""
     from twisted.logger import (
         FilteringLogObserver,
         LogLevel,
@@ -183,7 +200,7 @@ def _log_observer(stream):
     quiet = ("twisted.conch", "twisted.internet.protocol", "twisted.web.server", "twisted.protocols.ftp")
     for namespace in quiet + LIBRARY_LOG_NAMESPACES:
         levels.setLogLevelForNamespace(namespace, LogLevel.warn)
-    return FilteringLogObserver(textFileLogObserver(stream), [levels])
+    return FilteringLogObserver(textFileLogObserver(stream), [levels, _not_port_chatter])
 
 
 def cmd_serve(args) -> int:

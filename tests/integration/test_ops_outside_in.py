@@ -87,6 +87,31 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
     conn.close()
 
 
+def test_the_daemon_log_names_each_listener_once_and_no_data_ports(tmp_path):
+    """Every passive FTP transfer opens and closes a port, and Twisted logged both
+    ("DataChannelFactory starting on N", "(TCP Port N Closed)"): two lines of noise per
+    transfer in the ops log, besides "Starting factory <...FTPFactory object at 0x...>"
+    and a second line for each listener the service already names."""
+    daemon = make_daemon(tmp_path)
+    url = f"ftp://admin:{ADMIN_PASSWORD}@127.0.0.1:{daemon.ftp_port}/note.txt"
+    (tmp_path / "note.txt").write_text("one line")
+    try:
+        for _ in range(2):
+            sent = subprocess.run(["curl", "-sS", "--ftp-pasv", "-T", str(tmp_path / "note.txt"), url],
+                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert sent.returncode == 0, sent.stderr
+        fetched = subprocess.run(["curl", "-sS", "--ftp-pasv", url], capture_output=True, text=True, timeout=60)
+        assert fetched.stdout == "one line", fetched.stderr
+    finally:
+        daemon.stop()
+    output = daemon.output()
+    assert output.count("uploaded /note.txt") == 2 and "downloaded /note.txt" in output, output
+    for listener in ("HTTP", "SFTP", "FTP"):
+        assert output.count(f"] {listener} listening on ") == 1, output
+    for chatter in (" starting on ", " Closed)", "Starting factory", "Stopping factory"):
+        assert chatter not in output, output
+
+
 def serve_args(data_dir: Path) -> list[str]:
     return ["serve", "--data-dir", str(data_dir)] + [
         arg for what in ("http", "sftp", "ftp") for arg in (f"--{what}", f"tcp:{free_port()}:interface=127.0.0.1")

@@ -1033,6 +1033,7 @@ class FTPFactory(ftp.FTPFactory):
     """Builds FTPSession protocols configured from the settings."""
 
     protocol = FTPSession
+    noisy = False  # "Starting factory <...>": the service says "FTP listening on ..."
     allowAnonymous = False
     welcomeMessage = "File transfer appliance ready."
     connectionLimit = 1000
