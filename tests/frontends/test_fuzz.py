@@ -972,7 +972,9 @@ async def test_sftp_a_disk_error_during_a_read_reaches_the_client_as_the_core_sa
         monkeypatch.undo()
         await conn.close()
     assert code == 4 and b"storage failed" in message, message
-    assert not unexpected(world.watch.failures)
+    # ops see the failing disk in the daemon's log, once, and nothing else (no traceback)
+    assert [event.get("log_format") for event in world.watch.failures] == ["the storage failed on {path}: {error}"]
+    assert world.watch.failures[0]["path"] == "/big.bin"
 
 
 @pytest_twisted.ensureDeferred
