@@ -171,7 +171,7 @@ def _served(data_dir) -> bool:
 # Twisted's own lines as a port opens and closes: "<factory> starting on <port>" and
 # "(TCP Port <port> Closed)". The service names each listener itself ("FTP listening on
 # ..."), and every passive FTP data connection would otherwise add two lines.
-_PORT_CHATTER = re.compile(r"\S+ starting on \d+|\((?:TCP|UDP|UNIX) Port \S+ Closed\)")
+_PORT_CHATTER = re.compile(r".+ starting on \d+|\((?:TCP|UDP|UNIX) Port \S+ Closed\)")
 
 
 def _not_port_chatter(event):
