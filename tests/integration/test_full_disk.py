@@ -66,7 +66,7 @@ def test_an_sftp_upload_to_a_full_disk_fails_clearly_and_leaves_nothing(daemon, 
     assert 'write remote "/big.bin": Failure' in result.stderr, result.stderr
     assert everything_under(small_home) == []
     wait_for(lambda: full_disk_lines(daemon) > logged)  # ops see it in the daemon's log
-    assert "/big.bin was not saved" in daemon.output()
+    assert "the storage is full: /big.bin could not be written" in daemon.output()
     # the disk is usable again at once: a small file goes in
     (tmp_path / "small.txt").write_text("fits")
     assert sftp(daemon, "filler", PASSWORD, "put small.txt", tmp_path).returncode == 0

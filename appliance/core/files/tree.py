@@ -124,10 +124,10 @@ def os_error(e: OSError, path: str) -> Exception:
     if code == errno.ENAMETOOLONG:
         return Invalid(f"That name is too long for the storage: {path}")
     if code in (errno.ENOSPC, errno.EDQUOT):
-        _tell_ops("the storage is full: {path} was not saved ({error})", path, e)
+        _tell_ops("the storage is full: {path} could not be written ({error})", path, e)
         return Unavailable("The storage is full: nothing was saved. Free some space and try again.")
     if code == errno.EROFS:
-        _tell_ops("the storage is read-only: {path} was refused ({error})", path, e)
+        _tell_ops("the storage is read-only: {path} could not be changed ({error})", path, e)
         return PermissionDenied("The storage is read-only.")
     if code == errno.ELOOP:
         return PermissionDenied(f"Too many symbolic links in {path}.")
