@@ -10,6 +10,7 @@ import array
 import fcntl
 import os
 import socket
+import struct
 import threading
 import time
 
@@ -182,15 +183,22 @@ async def test_a_stop_while_reading_in_waits_for_the_read_before_it_ends(core, t
 @pytest_twisted.ensureDeferred
 async def test_a_client_that_resets_is_a_socket_error(core, tmp_path):
     fd, _ = _file(tmp_path / "big.bin", 8 << 20)
-    sender_sock, receiver = _connected_pair()
-    thread, _ = _reader(sender_sock)
+    client, receiver = _connected_pair()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the file cannot fit in the buffers
     done = ReactorSend(core.threads, receiver.fileno(), fd, 0, StopFlag(), lambda: None, "probe").run()
-    sender_sock.shutdown(socket.SHUT_RDWR)
+    unsent = array.array("i", [0])
+    while not done.called:  # under way: bytes wait in the send queue for a client that reads nothing
+        fcntl.ioctl(receiver.fileno(), SIOCOUTQNSD, unsent, True)
+        if unsent[0]:
+            break
+        await task.deferLater(reactor, 0.01, lambda: None)
+    # A reset, not a shutdown: shutdown(SHUT_RDWR) sends a FIN, and Linux keeps taking
+    # data after SHUT_RD, so whether the send then failed or hung depended on timing
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.close()
     with pytest.raises(SocketError):
         await done
-    thread.join(10)
     receiver.close()
-    sender_sock.close()
     os.close(fd)
 
 
