@@ -15,6 +15,7 @@ from ..models import LogEntry, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from .audit import AuditLog, clean
+from .authority import require_authority
 from .passwords import Passwords, profile_scope, validate
 
 RESET_SENT = "Password reset link has been sent to your email."
@@ -79,7 +80,11 @@ class Accounts:
                 "<p>The link works once and expires in 3 days. If you did not ask for this, ignore this message.</p>",
             )
 
-    async def invite(self, profile, invited_by: str) -> None:
+    async def invite(self, account, profile) -> None:
+        """Mail `profile` a link to choose its password, sent by the admin `account`
+        (refused for a profile that holds more than `account`)."""
+        require_authority(account.profile, profile)
+        invited_by = account.profile.username
         link = self.link(profile, "invite")
         self._mailer.send(
             profile.email,

@@ -26,6 +26,7 @@ from ..store import shares as share_queries
 from . import signed, validation
 from .audit import AuditLog, clean
 from .auth import Account, AuthService, organisation_refusal
+from .authority import require_authority
 from .files import FileSession, FilesService, Reader, Writer
 from .files.tree import Entry, split_path, virtual
 from .passwords import Passwords, share_scope
@@ -284,6 +285,10 @@ class Shares:
     async def change(self, account: Account, share_id: int, body: dict, protocol: str, address: str) -> dict:
         """Change a link's expiry, download limit or password (null removes a limit or password)."""
         share = await self._owned(account, share_id)
+        if share.profile_id != account.profile.id:  # an admin opening up another's link: their files
+            owner = await self._store.run(queries.get_profile, account.organisation.id, share.profile_id)
+            if owner is not None:
+                require_authority(account.profile, owner)
         if share.revoked:
             raise Invalid("This link was revoked: make a new one.")
         errors: dict[str, list[str]] = {}
