@@ -121,6 +121,8 @@ class ProfilesApi(Resource):
     async def create(self, request):
         account = await authenticate(self.core, request, admin=True)
         body = read_json(request)
+        if not body.get("password"):  # an invitation will be mailed: refused before the profile is made
+            self.core.accounts.check_invite(account, body.get("email"))
         profile = await self.admin.create(account, body)
         await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
         if not body.get("password"):  # no password given: the person chooses one from an invitation

@@ -121,7 +121,7 @@ class PortalApi(Resource):
 
     @app.route("/password/reset/", methods=["POST"])
     async def reset(self, request):
-        await self.core.accounts.request_reset(read_json(request).get("email"))
+        await self.core.accounts.request_reset(read_json(request).get("email"), client_address(request))
         return reply(request, {"detail": RESET_SENT})  # the same answer whether the address exists or not
 
     @app.route("/password/reset/confirm/", methods=["POST"])
