@@ -16,6 +16,7 @@ browser can stream it to disk without the Bearer header.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from datetime import UTC, datetime, timedelta
 
@@ -156,13 +157,15 @@ class Sessions:
         longer) allow it, as a new sign-in would be, and once its session was signed out."""
         claims = self._decode(token, "access")
         await self._refuse_ended(claims, "access")
-        return await self._account(claims, "access", address)
+        return dataclasses.replace(await self._account(claims, "access", address), session_id=claims["sid"])
 
     def download_access(self, account: Account, path: str) -> tuple[str, int]:
         """A value that downloads `path` (a normalised path of the profile's) as that
-        profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch)."""
+        profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch); made
+        in a web session, it ends with the session."""
         until = int(self._clock.seconds()) + DOWNLOAD_LINK_SECONDS
-        return signed.sign(self._secret, DOWNLOAD_PURPOSE, account.profile.id, until, path), until
+        subject = f"{account.profile.id}-{account.session_id}" if account.session_id else str(account.profile.id)
+        return signed.sign(self._secret, DOWNLOAD_PURPOSE, subject, until, path), until
 
     async def download_account(self, access: str, path: str, signed_in: Account | None = None) -> Account:
         """The account a download link stands for, if it was made for this `path` and is
@@ -172,9 +175,12 @@ class Sessions:
         if valid is None:
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)
         subject, until = valid
-        if signed_in is not None and str(signed_in.profile.id) != subject:
+        profile_id, _, session_id = subject.partition("-")
+        if signed_in is not None and str(signed_in.profile.id) != profile_id:
             raise PermissionDenied("This download link was made for another user.")
-        claims = {"user_id": int(subject), "iat": until - DOWNLOAD_LINK_SECONDS}
+        if session_id and session_id in await self._ended_sessions():
+            raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)  # its session was signed out
+        claims = {"user_id": int(profile_id), "iat": until - DOWNLOAD_LINK_SECONDS}
         try:
             return await self._account(claims, "access")  # disabled, or the password changed since: refused
         except TokenInvalid:
