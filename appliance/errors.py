@@ -62,5 +62,14 @@ class AuthenticationFailed(ApplianceError):
         self.retry_after = retry_after
 
 
+class RateLimited(ApplianceError):
+    """Too many requests of this kind lately (say, mails to one address).
+    `retry_after`: the seconds until one is allowed again."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ConfigError(ApplianceError):
     """The configuration or the data dir is unusable; the message says where."""

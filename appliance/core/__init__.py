@@ -32,6 +32,7 @@ from .open_sessions import OpenSessions
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
 from .profile_admin import ProfileAdmin
+from .ratelimit import RateLimiter
 from .sessions import Sessions
 from .shares import Shares
 from .source_admin import SourceAdmin
@@ -116,7 +117,8 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor)
     open_sessions = OpenSessions(store, connections, audit, reactor)
-    accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
+    limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
+    accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -144,7 +146,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
-            store, files, auth, passwords, audit, mailer, data_dir.token_secret(), accounts.console_url, reactor
+            store, files, auth, passwords, audit, mailer, data_dir.token_secret(), accounts.console_url, reactor, limits
         ),
         uploads=ResumableUploads(
             store,

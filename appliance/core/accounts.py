@@ -10,16 +10,38 @@ import hmac
 from datetime import UTC, datetime
 from html import escape
 
-from ..errors import Invalid
+from twisted.logger import Logger
+
+from ..errors import Invalid, RateLimited
 from ..models import LogEntry, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from .audit import AuditLog, clean
+from .authority import require_authority
 from .passwords import Passwords, profile_scope, validate
+from .ratelimit import (
+    INVITES_PER_ADMIN,
+    INVITES_PER_EMAIL,
+    INVITES_PER_PROFILE,
+    RESETS_PER_ACCOUNT,
+    RESETS_PER_CLIENT,
+    RESETS_PER_EMAIL,
+    RateLimiter,
+    wait_in_words,
+)
 
 RESET_SENT = "Password reset link has been sent to your email."
 LIFETIME = 3 * 86400  # seconds a link stays valid
 BAD_LINK = "This link is invalid or has expired. Ask for a new one."
+TOO_MANY_RESETS = "Too many password reset requests came from your address."
+INVITES_REFUSED = {  # by the limit reached
+    INVITES_PER_ADMIN.name: "You sent {count} invitations within the last hour, the most one admin may.",
+    INVITES_PER_EMAIL.name: "This address got {count} invitations within the last hour, the most one may get.",
+    INVITES_PER_PROFILE.name: "This profile was sent {count} invitations within the last hour: "
+    "ask the person to look in their spam folder.",
+}
+
+log = Logger()
 
 
 def _b36(number: int) -> str:
@@ -33,7 +55,18 @@ def _b36(number: int) -> str:
 
 
 class Accounts:
-    def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, mailer, secret: bytes, settings, clock):
+    def __init__(
+        self,
+        store: Store,
+        passwords: Passwords,
+        audit: AuditLog,
+        mailer,
+        secret: bytes,
+        settings,
+        clock,
+        limits: RateLimiter | None = None,
+    ):
+        self._limits = limits if limits is not None else RateLimiter(clock)
         self._store = store
         self._passwords = passwords
         self._audit = audit
@@ -62,11 +95,23 @@ class Accounts:
         port = next((d.split(":")[1] for d in self._settings.listen.http if d.startswith("tcp:")), "80")
         return f"http://{host}" + ("" if port == "80" else f":{port}")
 
-    async def request_reset(self, email: str) -> None:
-        """Mail a reset link to the active profiles with this address; say nothing about which exist."""
+    async def request_reset(self, email: str, address: str) -> None:
+        """Mail a reset link to the active profiles with this address; say nothing about which exist.
+
+        Limited (core/ratelimit.py) per client `address`, counted on every request and
+        refused with RateLimited, which tells nothing about accounts; and per typed
+        address and per account, where the mail is skipped without a word, so the answer
+        stays the same whether an account exists or not."""
+        self._limits.require(TOO_MANY_RESETS, (RESETS_PER_CLIENT, address))
         if not isinstance(email, str) or "@" not in email:
             raise Invalid("Enter a valid email address.", {"email": ["Enter a valid email address."]})
+        if self._limits.take((RESETS_PER_EMAIL, email.strip().lower())):
+            log.warn("password reset for {email} not mailed: asked for too often", email=clean(email.strip()))
+            return
         for profile in await self._store.run(queries.profiles_by_email, email.strip()):
+            if self._limits.take((RESETS_PER_ACCOUNT, str(profile.id))):
+                log.warn("password reset of {username} not mailed: asked for too often", username=profile.username)
+                continue
             link = self.link(profile)
             self._mailer.send(
                 profile.email,
@@ -79,7 +124,38 @@ class Accounts:
                 "<p>The link works once and expires in 3 days. If you did not ask for this, ignore this message.</p>",
             )
 
-    async def invite(self, profile, invited_by: str) -> None:
+    def _invite_limits(self, account, email, profile_id: int | None = None) -> list:
+        """(rule, key) of every limit an invitation counts against."""
+        limits = [(INVITES_PER_ADMIN, str(account.profile.id))]
+        if isinstance(email, str):
+            limits.append((INVITES_PER_EMAIL, email.strip().lower()))
+        if profile_id is not None:
+            limits.append((INVITES_PER_PROFILE, str(profile_id)))
+        return limits
+
+    def _refuse_past_limits(self, limits: list) -> None:
+        for rule, key in limits:
+            wait = self._limits.retry_after((rule, key))
+            if wait:
+                raise RateLimited(
+                    f"{INVITES_REFUSED[rule.name].format(count=rule.count)} Try again {wait_in_words(wait)}, "
+                    "or give the profile a password instead.",
+                    wait,
+                )
+
+    def check_invite(self, account, email) -> None:
+        """Refuse (RateLimited) when the admin `account` may send no invitation to `email` now."""
+        self._refuse_past_limits(self._invite_limits(account, email))
+
+    async def invite(self, account, profile) -> None:
+        """Mail `profile` a link to choose its password, sent by the admin `account`
+        (refused for a profile that holds more than `account`, and past the limits on
+        invitations per profile, per address and per admin)."""
+        require_authority(account.profile, profile)
+        limits = self._invite_limits(account, profile.email, profile.id)
+        self._refuse_past_limits(limits)
+        self._limits.take(*limits)
+        invited_by = account.profile.username
         link = self.link(profile, "invite")
         self._mailer.send(
             profile.email,

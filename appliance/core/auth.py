@@ -36,11 +36,13 @@ TLS_REQUIRED_ANY = "This account must use an encrypted connection (FTPS, SFTP or
 
 @dataclass(frozen=True)
 class Account:
-    """A signed-in profile with its organisation and source."""
+    """A signed-in profile with its organisation and source (and its web session's id,
+    when it came from one: what a sign-out ends)."""
 
     profile: Profile
     organisation: Organisation
     source: Source | None
+    session_id: str | None = None
 
 
 def key_blob(line: str) -> bytes | None:

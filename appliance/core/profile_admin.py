@@ -14,6 +14,7 @@ from ..store import Store, queries
 from ..store import profiles as profile_queries
 from . import validation
 from .auth import Account
+from .authority import OPERATOR_ROLE, require_authority, require_grant
 from .files.tree import split_path, virtual
 from .passwords import Passwords, profile_scope, validate
 
@@ -65,6 +66,12 @@ class ProfileAdmin:
         return profile
 
     async def values(self, account: Account, body: dict, existing: Profile | None = None) -> dict:
+        """The validated columns `body` sets on `existing` (None: a new profile), refused
+        when `account` may not change `existing` or would give more than it holds."""
+        if existing is not None:
+            require_authority(account.profile, existing)
+        if "is_superuser" in body and body["is_superuser"] != (existing.is_superuser if existing else False):
+            raise PermissionDenied(OPERATOR_ROLE)
         errors: dict[str, list[str]] = {}
         values: dict = {}
         creating = existing is None
@@ -97,6 +104,8 @@ class ProfileAdmin:
                     errors[name] = ["Must be true or false."]
                 else:
                     values[name] = body[name]
+        if values.get("is_admin"):
+            require_grant(account.profile, is_admin=True)
         if existing is not None and existing.id == account.profile.id:
             if values.get("is_admin") is False:
                 errors["is_admin"] = [SELF_ADMIN]
@@ -201,11 +210,12 @@ class ProfileAdmin:
             raise
         return await self.get(account, profile_id)
 
-    async def update(self, profile: Profile, values: dict) -> None:
-        """Store `values` (from `values()`) on the profile; a new password ends remembered
+    async def update(self, account: Account, profile: Profile, values: dict) -> None:
+        """Store `values` (from `values()`) on the profile, if `account` may change it; a new password ends remembered
         sign-ins and web sessions, but not open SFTP/FTP connections (they proved the
         password they had; an admin who wants someone out deactivates them). Other
         changes reach the profile's open connections at once (core/open_sessions.py)."""
+        require_authority(account.profile, profile)
         await self._store.run(queries.update_profile, profile.id, values)
         if "password_hash" in values:
             self._passwords.forget(profile_scope(profile.id))
@@ -213,7 +223,11 @@ class ProfileAdmin:
             await self._open_sessions.check(profile_id=profile.id)
 
     async def delete(self, account: Account, profile: Profile) -> None:
-        """Delete the profile; its open connections are ended."""
+        """Delete the profile (not one's own, nor one that holds more than `account`);
+        its open connections are ended."""
+        if profile.id == account.profile.id:
+            raise PermissionDenied("You cannot delete your own profile.")
+        require_authority(account.profile, profile)
         await self._store.run(profile_queries.delete_profile, account.organisation.id, profile.id)
         self._passwords.forget(profile_scope(profile.id))
         if self._open_sessions is not None:

@@ -1,8 +1,11 @@
 """Web sessions: short-lived access tokens and single-use refresh tokens (HS256 JWTs).
 
-Every token carries exp, iat, jti, token_type and user_id. The decoder accepts
-HS256 only. A refresh token works once (it is rotated); a used, revoked or
-expired one is refused. Tokens issued before the profile's last password change,
+Every token carries exp, iat, jti, token_type, user_id and sid, the session: the
+sign-in it comes from, kept through refreshes. The decoder accepts HS256 only. A
+refresh token works once (it is rotated); a used, revoked or expired one is
+refused. Signing out ends the session: its refresh tokens are revoked and its
+access tokens refused at once (a set of ended sessions kept in memory, backed by
+the database so it survives a restart for as long as their access tokens live). Tokens issued before the profile's last password change,
 or for a profile now deleted, disabled, expired or without web access, are refused
 too (every request reads the profile again, so an admin's change holds at once).
 
@@ -13,6 +16,7 @@ browser can stream it to disk without the Bearer header.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from datetime import UTC, datetime, timedelta
 
@@ -46,16 +50,34 @@ class Sessions:
         self._store = store
         self._secret = secret
         self._clock = clock
+        self._ended: dict[str, float] | None = None  # session id -> when its last access token expires
+
+    async def _ended_sessions(self) -> dict[str, float]:
+        if self._ended is None:
+            rows = await self._store.run(session_queries.ended_sessions, to_iso(self._now()))
+            if self._ended is None:  # another request loaded it meanwhile
+                self._ended = {sid: from_iso(until).timestamp() for sid, until in rows.items()}
+        return self._ended
+
+    async def _refuse_ended(self, claims: dict, token_type: str) -> None:
+        sid = claims.get("sid")
+        if not isinstance(sid, str) or not sid:
+            raise TokenInvalid("Token is invalid or expired", token_type)  # from before sessions had ids
+        if sid in await self._ended_sessions():
+            raise TokenInvalid("This session was signed out: sign in again", token_type)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    def _encode(self, profile_id: int, token_type: str, lifetime: timedelta) -> tuple[str, str, datetime]:
+    def _encode(
+        self, profile_id: int, token_type: str, lifetime: timedelta, session_id: str
+    ) -> tuple[str, str, datetime]:
         now = self._now()
         jti = secrets.token_hex(16)
         claims = {
             "token_type": token_type,
             "user_id": profile_id,
+            "sid": session_id,
             "jti": jti,
             "iat": int(now.timestamp()),
             "exp": int((now + lifetime).timestamp()),
@@ -81,10 +103,12 @@ class Sessions:
             raise TokenInvalid("Token is invalid or expired", token_type)
         return claims
 
-    async def issue(self, profile_id: int) -> dict[str, str]:
-        access, _, _ = self._encode(profile_id, "access", ACCESS_LIFETIME)
-        refresh, jti, expires = self._encode(profile_id, "refresh", REFRESH_LIFETIME)
-        await self._store.run(session_queries.remember_refresh, jti, profile_id, to_iso(expires))
+    async def issue(self, profile_id: int, session_id: str | None = None) -> dict[str, str]:
+        """An access and a refresh token of `session_id` (None: a new session, a sign-in)."""
+        session_id = session_id or secrets.token_hex(16)
+        access, _, _ = self._encode(profile_id, "access", ACCESS_LIFETIME, session_id)
+        refresh, jti, expires = self._encode(profile_id, "refresh", REFRESH_LIFETIME, session_id)
+        await self._store.run(session_queries.remember_refresh, jti, profile_id, to_iso(expires), session_id)
         return {"access": access, "refresh": refresh}
 
     async def refresh(self, token: str, address: str | None = None) -> dict[str, str]:
@@ -95,23 +119,53 @@ class Sessions:
         if profile_id is None or profile_id != claims["user_id"]:
             raise TokenInvalid("Token is blacklisted", "refresh")
         await self._account(claims, "refresh", address)
-        return await self.issue(profile_id)
+        session_id = claims.get("sid") if isinstance(claims.get("sid"), str) else None
+        if session_id and session_id in await self._ended_sessions():
+            raise TokenInvalid("This session was signed out: sign in again", "refresh")
+        return await self.issue(profile_id, session_id)
 
-    async def revoke(self, token: str) -> None:
-        claims = self._decode(token, "refresh")
-        await self._store.run(session_queries.revoke_refresh, claims["jti"])
+    async def end(self, refresh: str | None = None, access: str | None = None) -> None:
+        """Sign out: end the session of a refresh token (refused if not valid) and of an
+        access token (ignored if not valid: it does not work anyway). Their other tokens,
+        earlier or later in the same session, stop working at once too."""
+        sessions = set()
+        if refresh is not None:
+            claims = self._decode(refresh, "refresh")
+            await self._store.run(session_queries.revoke_refresh, claims["jti"])
+            sessions.add(claims.get("sid"))
+        if access is not None:
+            try:
+                sessions.add(self._decode(access, "access").get("sid"))
+            except TokenInvalid:
+                pass
+        ended = await self._ended_sessions()
+        now = self._clock.seconds()
+        until = now + ACCESS_LIFETIME.total_seconds() + 60  # the last access token's life, and iat's leeway
+        for session_id in sessions:
+            if isinstance(session_id, str) and session_id:
+                ended[session_id] = until
+                await self._store.run(
+                    session_queries.end_session, session_id, to_iso(datetime.fromtimestamp(until, UTC)),
+                    to_iso(self._now()),
+                )  # fmt: skip
+        for session_id in [s for s, t in ended.items() if t < now]:
+            del ended[session_id]
 
     async def account(self, token: str, address: str | None = None) -> Account:
         """The account an access token stands for (organisation refusals are the caller's),
         used from `address`: refused where the profile's IP allow-list does not (or no
-        longer) allow it, as a new sign-in would be."""
-        return await self._account(self._decode(token, "access"), "access", address)
+        longer) allow it, as a new sign-in would be, and once its session was signed out."""
+        claims = self._decode(token, "access")
+        await self._refuse_ended(claims, "access")
+        return dataclasses.replace(await self._account(claims, "access", address), session_id=claims["sid"])
 
     def download_access(self, account: Account, path: str) -> tuple[str, int]:
         """A value that downloads `path` (a normalised path of the profile's) as that
-        profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch)."""
+        profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch); made
+        in a web session, it ends with the session."""
         until = int(self._clock.seconds()) + DOWNLOAD_LINK_SECONDS
-        return signed.sign(self._secret, DOWNLOAD_PURPOSE, account.profile.id, until, path), until
+        subject = f"{account.profile.id}-{account.session_id}" if account.session_id else str(account.profile.id)
+        return signed.sign(self._secret, DOWNLOAD_PURPOSE, subject, until, path), until
 
     async def download_account(self, access: str, path: str, signed_in: Account | None = None) -> Account:
         """The account a download link stands for, if it was made for this `path` and is
@@ -121,9 +175,12 @@ class Sessions:
         if valid is None:
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)
         subject, until = valid
-        if signed_in is not None and str(signed_in.profile.id) != subject:
+        profile_id, _, session_id = subject.partition("-")
+        if signed_in is not None and str(signed_in.profile.id) != profile_id:
             raise PermissionDenied("This download link was made for another user.")
-        claims = {"user_id": int(subject), "iat": until - DOWNLOAD_LINK_SECONDS}
+        if session_id and session_id in await self._ended_sessions():
+            raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)  # its session was signed out
+        claims = {"user_id": int(profile_id), "iat": until - DOWNLOAD_LINK_SECONDS}
         try:
             return await self._account(claims, "access")  # disabled, or the password changed since: refused
         except TokenInvalid:

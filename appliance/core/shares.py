@@ -19,16 +19,27 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
 
-from ..errors import AlreadyExists, ApplianceError, AuthenticationFailed, Gone, Invalid, NotFound, PermissionDenied
+from ..errors import (
+    AlreadyExists,
+    ApplianceError,
+    AuthenticationFailed,
+    Gone,
+    Invalid,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+)
 from ..models import LogEntry, Share, from_iso, to_iso
 from ..store import Store, queries
 from ..store import shares as share_queries
 from . import signed, validation
 from .audit import AuditLog, clean
 from .auth import Account, AuthService, organisation_refusal
+from .authority import require_authority
 from .files import FileSession, FilesService, Reader, Writer
 from .files.tree import Entry, split_path, virtual
 from .passwords import Passwords, share_scope
+from .ratelimit import SHARE_MAILS_PER_ACCOUNT, SHARE_MAILS_PER_RECIPIENT, RateLimiter, wait_in_words
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 365
@@ -97,7 +108,9 @@ class Shares:
         secret: bytes,
         console_url: Callable[[], str],
         clock,
+        limits: RateLimiter | None = None,
     ):
+        self._limits = limits if limits is not None else RateLimiter(clock)
         self._store = store
         self._files = files
         self._auth = auth
@@ -154,6 +167,7 @@ class Shares:
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         self._may_share(account, upload_only, entry.is_dir)
+        self._may_mail(account, recipients)
         password_hash = await self._passwords.hash(password) if password else None
 
         token = secrets.token_urlsafe(32)
@@ -192,6 +206,24 @@ class Shares:
                 f"{clean(account.profile.username)} mailed the link of share {share_id} to {', '.join(recipients)}",
             )  # fmt: skip
         return dict(view(share), url=url, token=token)
+
+    def _may_mail(self, account: Account, recipients: list[str]) -> None:
+        """Count the mails to `recipients`, or refuse (RateLimited, before the link is made)
+        past the limits per account and per recipient address."""
+        if not recipients:
+            return
+        sender = (SHARE_MAILS_PER_ACCOUNT, str(account.profile.id))
+        each = [(SHARE_MAILS_PER_RECIPIENT, r.lower()) for r in recipients]  # one per address, whatever its case
+        full = [r for r, limit in zip(recipients, each, strict=True) if self._limits.retry_after(limit)]
+        wait = max(self._limits.retry_after(sender, amount=len(recipients)), self._limits.retry_after(*each))
+        if wait:
+            if full:
+                message = f"Too many links were mailed to {', '.join(clean(r) for r in full[:5])} lately."
+            else:
+                message = f"You mailed too many links lately ({SHARE_MAILS_PER_ACCOUNT.count} an hour at most)."
+            raise RateLimited(f"{message} Try again {wait_in_words(wait)}, or send the link yourself.", wait)
+        self._limits.take(sender, amount=len(recipients))
+        self._limits.take(*each)
 
     def _may_share(self, account: Account, upload_only: bool, is_folder: bool) -> None:
         permissions = account.profile.permissions
@@ -284,6 +316,10 @@ class Shares:
     async def change(self, account: Account, share_id: int, body: dict, protocol: str, address: str) -> dict:
         """Change a link's expiry, download limit or password (null removes a limit or password)."""
         share = await self._owned(account, share_id)
+        if share.profile_id != account.profile.id:  # an admin opening up another's link: their files
+            owner = await self._store.run(queries.get_profile, account.organisation.id, share.profile_id)
+            if owner is not None:
+                require_authority(account.profile, owner)
         if share.revoked:
             raise Invalid("This link was revoked: make a new one.")
         errors: dict[str, list[str]] = {}

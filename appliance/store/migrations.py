@@ -274,4 +274,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX source_sign_ins_expires ON source_sign_ins(expires_at);
     """,
+    # 7: web sessions: every token of one sign-in carries its session id, so a sign-out
+    # ends the session's access tokens at once, not when they expire
+    """
+    ALTER TABLE refresh_tokens ADD COLUMN session_id TEXT;
+    CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id);
+    CREATE TABLE ended_sessions (
+        session_id TEXT PRIMARY KEY,
+        until TEXT NOT NULL
+    );
+    CREATE INDEX ended_sessions_until ON ended_sessions(until);
+    """,
 ]

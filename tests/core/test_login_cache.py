@@ -81,7 +81,7 @@ async def change_by_user(core, account, new):
 async def change_by_admin(core, account, new):
     admin = await make_account(core, "admin")
     values = await core.profile_admin.values(admin, {"password": new}, account.profile)
-    await core.profile_admin.update(account.profile, values)
+    await core.profile_admin.update(admin, account.profile, values)
 
 
 async def change_by_reset_link(core, account, new):

@@ -39,7 +39,7 @@ async def change(core, account, **body) -> None:
     """As the admin API does it."""
     admin = await make_account(core, "admin")
     existing = await core.profile_admin.get(admin, account.profile.id)
-    await core.profile_admin.update(existing, await core.profile_admin.values(admin, body, existing))
+    await core.profile_admin.update(admin, existing, await core.profile_admin.values(admin, body, existing))
 
 
 @pytest_twisted.ensureDeferred

@@ -62,6 +62,36 @@ def test_refresh_rotates_and_a_used_refresh_token_is_refused(daemon):
     assert token_not_valid(Api(daemon).post("token/refresh/", {"refresh": renewed.body["refresh"]}))
 
 
+def test_signing_out_ends_the_sessions_access_tokens_at_once_and_after_a_restart(fresh_daemon):
+    daemon = fresh_daemon
+    signed = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    first_access = signed.token
+    renewed = Api(daemon).post("token/refresh/", {"refresh": signed.refresh_token}).body
+    other = signed_in(daemon, "admin", ADMIN_PASSWORD)  # another sign-in: another session
+    for access in (first_access, renewed["access"], other.token):
+        assert Api(daemon, access).get("organisation/").status == 200
+    daemon.home("admin").mkdir(parents=True, exist_ok=True)
+    (daemon.home("admin") / "f.txt").write_text("mine")
+    download = Api(daemon, renewed["access"]).post("files/download-link/", {"path": "/f.txt"}).body["url"]
+    assert Api(daemon).get(download.removeprefix("/api/portal/")).raw == b"mine"
+    # the console signs out with the refresh token alone
+    assert Api(daemon).post("token/logout/", {"refresh": renewed["refresh"]}).status == 200
+    for access in (first_access, renewed["access"]):  # both of that session, the earlier one too
+        refused = Api(daemon, access).get("organisation/")
+        assert token_not_valid(refused) and refused.body["messages"][0]["token_class"] == "AccessToken"
+    assert token_not_valid(Api(daemon).post("token/refresh/", {"refresh": renewed["refresh"]}))
+    assert Api(daemon).get(download.removeprefix("/api/portal/")).status == 401  # its download links too
+    assert Api(daemon, other.token).get("organisation/").status == 200
+    # a client that sends only its access token ends that session too
+    assert Api(daemon, other.token).post("token/logout/", {}).status == 200
+    assert token_not_valid(Api(daemon, other.token).get("organisation/"))
+    assert token_not_valid(Api(daemon).post("token/refresh/", {"refresh": other.refresh_token}))
+    daemon.restart()
+    for access in (first_access, renewed["access"], other.token):
+        assert token_not_valid(Api(daemon, access).get("organisation/"))
+    assert signed_in(daemon, "admin", ADMIN_PASSWORD).get("organisation/").status == 200
+
+
 def test_bad_tokens_get_token_not_valid(daemon):
     api = signed_in(daemon, "admin", ADMIN_PASSWORD)
     header, payload, signature = api.token.split(".")

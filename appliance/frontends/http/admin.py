@@ -11,7 +11,6 @@ import re
 from ...core import validation
 from ...core.profile_admin import view as profile_view
 from ...core.source_admin import view as source_view
-from ...errors import PermissionDenied
 from ...models import ACTIONS, to_iso
 from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
@@ -122,10 +121,12 @@ class ProfilesApi(Resource):
     async def create(self, request):
         account = await authenticate(self.core, request, admin=True)
         body = read_json(request)
+        if not body.get("password"):  # an invitation will be mailed: refused before the profile is made
+            self.core.accounts.check_invite(account, body.get("email"))
         profile = await self.admin.create(account, body)
         await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
         if not body.get("password"):  # no password given: the person chooses one from an invitation
-            await self.core.accounts.invite(profile, account.profile.username)
+            await self.core.accounts.invite(account, profile)
         return reply(request, profile_view(profile), 201)
 
     @app.route("/<int:profile_id>/", methods=["GET"])
@@ -139,7 +140,7 @@ class ProfilesApi(Resource):
         existing = await self.admin.get(account, profile_id)
         values = await self.admin.values(account, read_json(request), existing)
         if values:
-            await self.admin.update(existing, values)
+            await self.admin.update(account, existing, values)
             changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
             await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
         return reply(request, profile_view(await self.admin.get(account, profile_id)))
@@ -148,7 +149,7 @@ class ProfilesApi(Resource):
     async def invite(self, request, profile_id):
         account = await authenticate(self.core, request, admin=True)
         profile = await self.admin.get(account, profile_id)
-        await self.core.accounts.invite(profile, account.profile.username)
+        await self.core.accounts.invite(account, profile)
         await self._audit(account, request, f"{account.profile.username} invited {profile.username}")
         return reply(request, {"detail": f"An invitation was sent to {profile.email}."}, 202)
 
@@ -156,8 +157,6 @@ class ProfilesApi(Resource):
     async def delete(self, request, profile_id):
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, profile_id)
-        if existing.id == account.profile.id:
-            raise PermissionDenied("You cannot delete your own profile.")
         await self.admin.delete(account, existing)
         await self._audit(account, request, f"{account.profile.username} deleted the profile {existing.username}")
         request.setResponseCode(204)

@@ -27,6 +27,7 @@ from ...errors import (
     NotFound,
     PermissionDenied,
     QuotaExceeded,
+    RateLimited,
     Unavailable,
 )
 
@@ -226,6 +227,9 @@ def error_reply(request, failure) -> bytes:
         return reply(request, {"detail": error.message}, 507)
     if isinstance(error, Unavailable):
         return reply(request, {"detail": error.message}, 503)
+    if isinstance(error, RateLimited):
+        request.setHeader(b"retry-after", str(error.retry_after).encode())
+        return reply(request, {"detail": error.message}, 429)
     if isinstance(error, MethodNotAllowed):  # the path exists, not with this method
         request.setHeader(b"allow", ", ".join(sorted(error.valid_methods or ())).encode())
         method = request.method.decode("latin-1")

@@ -20,6 +20,8 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 # Keyed by "<resource class>.<handler>" (the operationId without its method), so the
 # routes are never restated here; a test checks every key names a documented handler.
 
+# operations that send mail, limited per address and account (core/ratelimit.py)
+RATE_LIMITED = {"PortalApi.reset", "ProfilesApi.create", "ProfilesApi.invite", "SharesApi.create"}
 STRING = {"type": "string"}
 BOOLEAN = {"type": "boolean"}
 MOMENT = {"type": ["string", "null"], "format": "date-time"}
@@ -247,6 +249,10 @@ def document(mounts: list[tuple[str, object]]) -> dict:
                         "404": {"description": "Not found in the caller's organisation"},
                     },
                 }
+                if f"{type(resource).__name__}.{rule.endpoint}" in RATE_LIMITED and method == "POST":
+                    operation["responses"]["429"] = {
+                        "description": "Too many mails of this kind lately: try again after Retry-After seconds"
+                    }
                 inputs = _inputs(f"{type(resource).__name__}.{rule.endpoint}", method)
                 if parameters or inputs.get("parameters"):
                     operation["parameters"] = parameters + inputs.get("parameters", [])

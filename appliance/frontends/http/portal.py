@@ -8,7 +8,18 @@ from ...core.accounts import RESET_SENT
 from ...core.images import MAX_LOGO_BYTES
 from ...errors import Invalid, PermissionDenied
 from ...store import queries
-from .api import Resource, authenticate, client_address, field_named, json_api, query, read_json, reply, required
+from .api import (
+    Resource,
+    authenticate,
+    bearer,
+    client_address,
+    field_named,
+    json_api,
+    query,
+    read_json,
+    reply,
+    required,
+)
 
 # a logo is served with no right to run anything, even opened on its own (SVG)
 LOGO_POLICY = b"default-src 'none'; style-src 'unsafe-inline'; sandbox"
@@ -97,16 +108,20 @@ class PortalApi(Resource):
 
     @app.route("/token/logout/", methods=["POST"])
     async def logout(self, request):
+        """End the session of the refresh token in the body and of the Bearer access token"""
         token = read_json(request).get("refresh")
-        if isinstance(token, str) and token:
-            await self.core.sessions.revoke(token)
+        access = bearer(request)
+        await self.core.sessions.end(
+            refresh=token if isinstance(token, str) and token else None,
+            access=access if access and not self.core.api_tokens.looks_like(access) else None,
+        )
         return reply(request, {"detail": "Signed out."})
 
     # -- password reset and invitations ------------------------------------------------
 
     @app.route("/password/reset/", methods=["POST"])
     async def reset(self, request):
-        await self.core.accounts.request_reset(read_json(request).get("email"))
+        await self.core.accounts.request_reset(read_json(request).get("email"), client_address(request))
         return reply(request, {"detail": RESET_SENT})  # the same answer whether the address exists or not
 
     @app.route("/password/reset/confirm/", methods=["POST"])
