@@ -329,11 +329,12 @@ class AuthService:
         without an organisation when it concerns none: a spray of unknown names)."""
         minutes = round((ban.until - self._clock.seconds()) / 60)
         for org_id in sorted(ban.organisations) or [None]:
-            view = ban_view(ban, org_id)
             if ban.target is None:
-                why = f"after repeated failed sign-ins (offence {ban.offences}; {view.why})"
+                why = f"after repeated failed sign-ins (offence {ban.offences}; {ban_view(ban, org_id).why})"
+            elif ban.target.key.startswith("share:"):
+                why = f"from {ban.target.label} after repeated wrong passwords (offence {ban.offences})"
             else:
-                why = f"after repeated wrong passwords (offence {ban.offences}; {view.why})"
+                why = f"from signing in as {ban.target.label} after repeated wrong passwords (offence {ban.offences})"
             await self._audit.record(
                 LogEntry(
                     org_id=org_id,

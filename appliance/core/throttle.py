@@ -26,6 +26,10 @@ Addresses in ``[security] trusted_networks`` are never banned as a whole and do 
 slow each other; failures from them still count per target and per pair, so guessing
 one account from inside still gets that pair banned.
 
+What this reveals: a guesser can tell, after BAN_THRESHOLD failures on one name, whether
+only that name or the whole address was banned, and so whether the name exists. Each such
+probe costs a ban, and the delays before it look the same for both kinds of name.
+
 Every ban remembers what was tried (with each known target's organisation), so the
 admins of those organisations can see and lift it (AuthService.bans_for, .lift) and
 the operator sees all. The clock is injected so tests need not sleep.
