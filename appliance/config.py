@@ -66,6 +66,9 @@ class SecuritySettings:
     max_connections_per_address: int = 50  # open connections from one address, all protocols
     max_unauthenticated: int = 100  # connections still signing in, all protocols together
     max_unauthenticated_per_address: int = 10  # connections still signing in from one address
+    trusted_networks: list[str] = field(
+        default_factory=list
+    )  # CIDRs (an office NAT) never banned as a whole for failed sign-ins; still slowed, and banned per username
 
 
 @dataclass
@@ -255,6 +258,14 @@ def _validate(settings: Settings) -> None:
         for endpoint in getattr(settings.listen, name):
             if not endpoint.strip():
                 raise ConfigError(f"{origin}: [listen] {name}: an empty endpoint string")
+    for network in settings.security.trusted_networks:
+        try:
+            ipaddress.ip_network(network.strip(), strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"{origin}: [security] trusted_networks: {network!r} is not an address or network "
+                "(write it like 192.0.2.0/24 or 2001:db8::/32)"
+            ) from None
     for root in settings.sources.local_roots:
         if not os.path.isabs(root):
             raise ConfigError(f"{origin}: [sources] local_roots: {root!r} is not an absolute path")

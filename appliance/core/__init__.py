@@ -109,7 +109,8 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
     metrics = Metrics(connections)
     audit = AuditLog(store, metrics)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
-    auth = AuthService(store, passwords, audit, LoginThrottle(reactor), reactor)
+    throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
+    auth = AuthService(store, passwords, audit, throttle, reactor)
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
     allow_loopback = settings.sources.allow_loopback
     identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback)

@@ -19,7 +19,7 @@ from ..models import LogEntry, Organisation, Profile, Source, from_iso, to_iso
 from ..store import Store, queries
 from .audit import PROTOCOL_NAMES, AuditLog, clean
 from .passwords import Passwords, profile_scope
-from .throttle import LoginThrottle
+from .throttle import Ban, LoginThrottle, Target
 
 BAD_CREDENTIALS = "Invalid username or password."
 PAYMENT_MISSING = "Organisation payment missing"
@@ -87,6 +87,56 @@ def organisation_refusal(organisation: Organisation, now: datetime) -> str | Non
     return None
 
 
+def user_key(username: str) -> str:
+    """The throttle's name for a username (share links are ``share:<id>``)."""
+    return "user:" + username[:MAX_USERNAME].lower()
+
+
+def user_target(key: str, profile: Profile | None) -> Target:
+    """A failed sign-in's target: the profile's, or an unknown name."""
+    if profile is None:
+        return Target(key, None, clean(key[len("user:") :]))
+    return Target(key, profile.org_id, clean(profile.username))
+
+
+@dataclass(frozen=True)
+class BanView:
+    """A ban as one viewer may see it."""
+
+    address: str
+    until: float  # seconds since the epoch
+    offences: int
+    kind: str  # "address": every sign-in from it; "username" / "share_link": only that one from it
+    why: str  # what was being guessed, in words
+    usernames: tuple[str, ...]  # the viewer's own usernames that were tried
+
+
+def _short(label: str, limit: int = 60) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def ban_view(ban: Ban, org_id: int | None) -> BanView:
+    """The ban as organisation `org_id`'s admins see it (None: the operator, who sees
+    everything): another organisation's usernames and links, and names with no account,
+    are only counted, never named, for an organisation's admins."""
+    mine = [t for t in ban.tried if org_id is None or t.org_id == org_id]
+    usernames = tuple(t.label for t in mine if t.key.startswith("user:"))
+    if ban.target is not None:
+        share = ban.target.key.startswith("share:")
+        label = _short(ban.target.label, 120)
+        only = "that link" if share else label
+        why = f"repeated wrong passwords for {label}: only {only} is refused from this address"
+        return BanView(ban.address, ban.until, ban.offences, "share_link" if share else "username", why, usernames)
+    named = [_short(t.label) for t in mine if t.known]
+    unknown = [repr(_short(t.label, 40)) for t in mine if not t.known]
+    parts = named[:10] + ([f"names of no account ({', '.join(unknown[:10])})"] if unknown else [])
+    others = len(ban.tried) - len(mine) + max(0, len(named) - 10) + max(0, len(unknown) - 10)
+    if others:
+        parts.append(f"{others} other name{'s' if others > 1 else ''}")
+    why = f"wrong passwords for {', '.join(parts) or 'several names'}: every sign-in from this address is refused"
+    return BanView(ban.address, ban.until, ban.offences, "address", why, usernames)
+
+
 class AuthService:
     def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, throttle: LoginThrottle, clock):
         self._store = store
@@ -105,48 +155,76 @@ class AuthService:
         refusal = self._ban_refusal(address)
         return refusal.message if refusal is not None else None
 
-    def refuse_if_banned(self, address: str) -> None:
-        """Raise AuthenticationFailed, with the seconds the ban has left, while `address` is banned."""
-        refusal = self._ban_refusal(address)
+    def refuse_if_banned(self, address: str, key: str | None = None) -> None:
+        """Raise AuthenticationFailed, with the seconds the ban has left, while `address`
+        is banned, or (given a username or share key) banned from trying that one."""
+        refusal = self._ban_refusal(address, key)
         if refusal is not None:
             raise refusal
 
-    def _ban_refusal(self, address: str) -> AuthenticationFailed | None:
-        ban = self._throttle.banned(address)
+    def _ban_refusal(self, address: str, key: str | None = None) -> AuthenticationFailed | None:
+        ban = self._throttle.banned(address, key)
         if ban is None:
             return None
         seconds = max(1, math.ceil(ban.until - self._clock.seconds()))
         minutes = max(1, round(seconds / 60))
-        return AuthenticationFailed(
-            f"Too many failed sign-ins from {address}: try again in {minutes} minute{'s' if minutes > 1 else ''}.",
-            retry_after=seconds,
-        )
+        later = f"try again in {minutes} minute{'s' if minutes > 1 else ''}."
+        if ban.target is None:
+            return AuthenticationFailed(f"Too many failed sign-ins from {address}: {later}", retry_after=seconds)
+        if ban.target.key.startswith("share:"):
+            return AuthenticationFailed(f"Too many wrong passwords for this link from {address}: {later}", seconds)
+        return AuthenticationFailed(f"Too many failed sign-ins for this account from {address}: {later}", seconds)
 
-    def bans(self):
+    def bans(self) -> list[Ban]:
+        """Every ban in force (the operator's view), soonest to end first."""
         return self._throttle.bans()
 
-    async def wrong_secret(self, key: str, address: str, profile: Profile | None = None) -> None:
-        """A wrong secret that is not a sign-in (a share link's password): slowed and
-        banned like failed sign-ins, by address (`key` stands in for the username)."""
-        ban = self._throttle.record_failure(key, address)
-        if ban is not None:
-            await self._banned(ban, profile)
-        await self._throttle.pause(self._throttle.delay(key, address))
+    def bans_for(self, account: Account) -> list[BanView]:
+        """The bans in force this caller may see and lift, soonest to end first: all of
+        them for the operator; for an organisation's admin, those earned guessing its
+        own usernames or share links, told in its own names only (tenant isolation)."""
+        operator = account.profile.is_superuser
+        org_id = account.organisation.id
+        return [
+            ban_view(ban, None if operator else org_id)
+            for ban in self._throttle.bans()
+            if operator or org_id in ban.organisations
+        ]
 
-    async def unban(self, address: str, by: str, org_id: int | None = None) -> bool:
-        lifted = self._throttle.unban(address)
-        if lifted:
+    async def lift(self, account: Account, address: str) -> int:
+        """Lift every ban on `address` the caller may see (bans_for); each is audited.
+        Returns how many were lifted."""
+        operator = account.profile.is_superuser
+        org_id = account.organisation.id
+        lifted = 0
+        for ban in self._throttle.bans():
+            if ban.address != address or not (operator or org_id in ban.organisations):
+                continue
+            if not self._throttle.unban(address, ban.target.key if ban.target else None):
+                continue
+            lifted += 1
+            what = "" if ban.target is None else f" ({ban_view(ban, None if operator else org_id).why})"
+            by = account.profile.username
             await self._audit.record(
                 LogEntry(
                     org_id=org_id,
+                    profile_id=account.profile.id,
                     username=by,
                     protocol="system",
                     action="unban",
                     remote_address=address,
-                    message=f"{clean(by)} lifted the ban on {address}",
+                    message=f"{clean(by)} lifted the ban on {address}{what}",
                 )
             )
         return lifted
+
+    async def wrong_secret(self, target: Target, address: str) -> None:
+        """A wrong secret that is not a sign-in (a share link's password): slowed and
+        banned like a wrong password for a known username."""
+        ban = self._throttle.record_failure(target, address)
+        if ban is not None:
+            await self._banned(ban)
+        await self._throttle.pause(self._throttle.delay(target.key, address))
 
     async def accepts_key(self, username: str, blob: bytes) -> bool:
         """Whether `blob` is one of the profile's keys (the SSH 'may I use this key' probe)."""
@@ -172,7 +250,8 @@ class AuthService:
         username = username.strip()
         if self.closing:
             raise AuthenticationFailed("The appliance is restarting; try again in a minute.")
-        self.refuse_if_banned(address)
+        key = user_key(username)
+        self.refuse_if_banned(address, key)  # the address, or this address guessing this name
         profile = None
         if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
             profile = await self._store.run(queries.profile_by_username, username)
@@ -198,10 +277,11 @@ class AuthService:
             method = "password"
         if not ok:
             await self._failed(profile, username, protocol, address, f"wrong {method}")
-            ban = self._throttle.record_failure(username, address)
+            target = user_target(key, profile)
+            ban = self._throttle.record_failure(target, address)
             if ban is not None:
-                await self._banned(ban, profile)
-            await self._throttle.pause(self._throttle.delay(username, address))
+                await self._banned(ban)
+            await self._throttle.pause(self._throttle.delay(key, address))
             raise AuthenticationFailed(BAD_CREDENTIALS)
 
         organisation = await self._store.run(queries.get_organisation, profile.org_id)
@@ -210,7 +290,7 @@ class AuthService:
             await self._failed(profile, username, protocol, address, refusal)
             raise AuthenticationFailed(refusal)
 
-        self._throttle.record_success(username, address)
+        self._throttle.record_success(key, address)
         source = None
         if profile.source_id is not None:
             source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
@@ -246,19 +326,26 @@ class AuthService:
             return f"Sign-in from {address} is not allowed for this account."
         return None
 
-    async def _banned(self, ban, profile: Profile | None) -> None:
+    async def _banned(self, ban: Ban) -> None:
+        """One audit row per organisation the ban concerns, in its own names only (one
+        without an organisation when it concerns none: a spray of unknown names)."""
         minutes = round((ban.until - self._clock.seconds()) / 60)
-        names = ", ".join(clean(n) for n in ban.usernames[:5]) or "unknown"
-        await self._audit.record(
-            LogEntry(
-                org_id=profile.org_id if profile else None,
-                protocol="system",
-                action="ban",
-                remote_address=ban.address,
-                message=f"{ban.address} banned for {minutes} minutes after repeated failed sign-ins "
-                f"(offence {ban.offences}; tried: {names})",
+        for org_id in sorted(ban.organisations) or [None]:
+            if ban.target is None:
+                why = f"after repeated failed sign-ins (offence {ban.offences}; {ban_view(ban, org_id).why})"
+            elif ban.target.key.startswith("share:"):
+                why = f"from {ban.target.label} after repeated wrong passwords (offence {ban.offences})"
+            else:
+                why = f"from signing in as {ban.target.label} after repeated wrong passwords (offence {ban.offences})"
+            await self._audit.record(
+                LogEntry(
+                    org_id=org_id,
+                    protocol="system",
+                    action="ban",
+                    remote_address=ban.address,
+                    message=f"{ban.address} banned for {minutes} minutes {why}",
+                )
             )
-        )
 
     async def _failed(self, profile: Profile | None, username: str, protocol: str, address: str, why: str) -> None:
         await self._audit.record(

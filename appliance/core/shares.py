@@ -40,6 +40,7 @@ from .files import FileSession, FilesService, Reader, Writer
 from .files.tree import Entry, split_path, virtual
 from .passwords import Passwords, share_scope
 from .ratelimit import SHARE_MAILS_PER_ACCOUNT, SHARE_MAILS_PER_RECIPIENT, RateLimiter, wait_in_words
+from .throttle import Target
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 365
@@ -94,6 +95,14 @@ def numbered(name: str, n: int) -> str:
     """`report.pdf` -> `report (n).pdf`: the name a drop box gives a clashing upload."""
     stem, ext = posixpath.splitext(name)
     return f"{stem} ({n}){ext}"
+
+
+def share_target(share: Share) -> Target:
+    """A link's password, as the throttle counts it: a known target of the link's
+    organisation, which sees (and may lift) the bans earned guessing it."""
+    return Target(
+        f"share:{share.id}", share.org_id, f"the share link to {clean(share.path)} of {clean(share.created_by)}"
+    )
 
 
 class Shares:
@@ -406,10 +415,11 @@ class Shares:
                 raise AuthenticationFailed(ACCESS_EXPIRED)
             unlocked = True
         elif not unlocked and password is not None:
-            self._auth.refuse_if_banned(address)
+            target = share_target(share)
+            self._auth.refuse_if_banned(address, target.key)  # the address, or this address guessing this link
             if not await self._passwords.verify(password, share.password_hash, scope=share_scope(share.id)):
                 await self._refused(share, address, "wrong password")
-                await self._auth.wrong_secret(f"share:{share.id}", address, profile)
+                await self._auth.wrong_secret(target, address)
                 raise AuthenticationFailed(WRONG_PASSWORD)
             unlocked = True
         return Visit(self, share, account, address, unlocked)

@@ -92,10 +92,17 @@ async def test_wrong_link_passwords_are_slowed_then_the_address_is_banned(core):
     answers = [await attempt("wrong-pass-1") for _ in range(2)]
     assert answers == ["The password is not right."] * 2 and clock.seconds() == started  # a mistake costs nothing
     for _ in range(20):
-        if auth.banned("192.0.2.7"):
+        if auth.bans():
             break
         assert await attempt("wrong-pass-1") == "The password is not right."
     assert clock.seconds() - started >= 30  # each further failure was answered later and later
-    assert await attempt("link-pass-1") == "Too many failed sign-ins from 192.0.2.7: try again in 5 minutes."
+    assert (
+        await attempt("link-pass-1") == "Too many wrong passwords for this link from 192.0.2.7: try again in 5 minutes."
+    )
+    assert auth.banned("192.0.2.7") is None  # the link only: others behind the address may sign in
+    [ban] = auth.bans_for(account)  # the link's organisation sees it
+    assert ban.kind == "share_link" and ban.why.startswith(
+        "repeated wrong passwords for the share link to /f.txt of alice"
+    )
     bans = await core.store.run(queries.recent_logs, account.organisation.id)
     assert any(r["action"] == "ban" and r["remote_address"] == "192.0.2.7" for r in bans)

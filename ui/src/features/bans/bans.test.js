@@ -6,14 +6,18 @@ import { banText } from "./components/BansSection.jsx";
 afterEach(() => vi.restoreAllMocks());
 
 describe("bans", () => {
-  it("read as who was guessed and until when", () => {
+  it("read as what was guessed and until when", () => {
     const text = banText({
       address: "192.0.2.7",
       until: "2026-11-23T16:30:00Z",
       offences: 2,
+      kind: "address",
+      why: "wrong passwords for alice, bob: every sign-in from this address is refused",
       usernames: ["alice", "bob"],
     });
-    expect(text).toMatch(/^Tried alice, bob; banned until /);
+    expect(text).toMatch(
+      /^Wrong passwords for alice, bob: every sign-in from this address is refused; until /,
+    );
     expect(text).toMatch(/\(offence 2\)$/);
     expect(
       banText({ until: "2026-11-23T16:30:00Z", offences: 1, usernames: ["a"] }),

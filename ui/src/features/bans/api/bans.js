@@ -2,13 +2,13 @@ import useSWR from "swr";
 import { api } from "../../../lib/api.js";
 import { queryKey, useRevalidate } from "../../../lib/swr.js";
 
-/** GET bans/: addresses banned for failed sign-ins on this organisation's usernames. */
+/** GET bans/: bans earned guessing this organisation's usernames or share links. */
 export const getBans = () => api.get("bans/");
 
 export const useBans = () =>
   useSWR(queryKey("bans/"), getBans, { refreshInterval: 30000 });
 
-/** DELETE bans/{address}/: the address may sign in again at once (audited). */
+/** DELETE bans/{address}/: lifts the address's bans shown in bans/ (audited). */
 export const liftBan = (address) =>
   api.delete(`bans/${encodeURIComponent(address)}/`);
 

@@ -3,14 +3,15 @@ import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useBans, useLiftBan } from "../api/bans.js";
 
-/** One ban as a sentence: who was being guessed, and until when. */
+/** One ban as a sentence: what was being guessed, what is refused, and until when. */
 export function banText(ban) {
-  const names = (ban.usernames || []).join(", ");
+  const why =
+    ban.why || `wrong passwords for ${(ban.usernames || []).join(", ")}`;
   const repeat = ban.offences > 1 ? ` (offence ${ban.offences})` : "";
-  return `Tried ${names}; banned until ${formatTime(ban.until, "—")}${repeat}`;
+  return `${why[0].toUpperCase()}${why.slice(1)}; until ${formatTime(ban.until, "—")}${repeat}`;
 }
 
-/** Addresses banned for repeated failed sign-ins on the organisation's usernames; lifting one. */
+/** Bans earned guessing the organisation's usernames or share links; lifting those of an address. */
 export function BansSection() {
   const notify = useNotify();
   const confirm = useConfirm();
@@ -21,7 +22,7 @@ export function BansSection() {
   async function unban(address) {
     const sure = await confirm({
       title: "Lift the ban",
-      message: `Let ${address} sign in again now?`,
+      message: `Let ${address} try again now? Every ban on it shown here is lifted.`,
       confirm: "Lift the ban",
     });
     if (!sure) return;
@@ -37,8 +38,10 @@ export function BansSection() {
     <section className="card" data-testid="bans">
       <h2>Bans</h2>
       <p className="help">
-        Addresses that failed to sign in too often as one of your users are
-        refused for a while. Lift a ban when you know the address.
+        An address that keeps failing to sign in as one of your users, or to
+        open one of your share links, is refused for a while: that user or link
+        only, or every sign-in when it tried many names. Lift a ban when you
+        know the address.
       </p>
       {error ? <p className="error">The bans could not be loaded.</p> : null}
       {data && !bans.length ? (
@@ -47,7 +50,7 @@ export function BansSection() {
       {bans.length ? (
         <ul>
           {bans.map((ban) => (
-            <li key={ban.address}>
+            <li key={`${ban.address} ${ban.kind} ${ban.why}`}>
               <code>{ban.address}</code> {banText(ban)}{" "}
               <button
                 className="flat danger-text"
