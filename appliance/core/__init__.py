@@ -25,6 +25,7 @@ from .files.resumable import ResumableUploads
 from .files.s3_credentials import WebIdentities
 from .files.sealed import SealedSecrets
 from .jobs import Jobs
+from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
@@ -73,6 +74,7 @@ class Core:
     shares: Shares
     uploads: ResumableUploads
     storage: StorageUsage
+    local_folders: LocalFolders
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -116,6 +118,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor)
     open_sessions = OpenSessions(store, connections, audit, reactor)
+    folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor)
     return Core(
         settings=settings,
@@ -126,7 +129,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         audit=audit,
         passwords=passwords,
         auth=auth,
-        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
+        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor, folders),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
@@ -140,7 +143,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
         api_tokens=ApiTokens(store, reactor),
-        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
@@ -158,6 +161,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
             staging_dir=data_dir.path / "uploads" / "staging",
         ),
         storage=StorageUsage(store, threads, files, reactor),
+        local_folders=folders,
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,
