@@ -42,6 +42,7 @@ class FtpSettings:
     passive_ports: str = "30000-30100"  # data ports PASV and EPSV offer, low-high from 1024
     masquerade_address: str = ""  # the address PASV announces behind NAT (empty: the local one)
     idle_timeout: int = 600  # seconds a control connection may sit idle
+    login_grace_time: int = 60  # seconds to sign in before the connection is closed (421), as [sftp]'s
     transfer_timeout: int = 300  # seconds a data connection may stall
     require_tls: bool = False  # refuse every sign-in before AUTH TLS (organisations and profiles can require it too)
 
@@ -51,6 +52,7 @@ class SftpSettings:
     max_sessions_per_connection: int = 10  # SSH channels (sftp, scp) open at once on one connection
     max_open_handles: int = 256  # files and folders one SFTP session may hold open
     login_grace_time: int = 60  # seconds to authenticate before the connection is dropped
+    legacy_ciphers: bool = False  # also AES-CTR with hmac-sha2 for clients without AES-GCM (curl/libssh2 before 1.11)
 
 
 @dataclass

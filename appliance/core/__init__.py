@@ -25,6 +25,7 @@ from .files.resumable import ResumableUploads
 from .files.s3_credentials import WebIdentities
 from .files.sealed import SealedSecrets
 from .jobs import Jobs
+from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
@@ -74,6 +75,7 @@ class Core:
     shares: Shares
     uploads: ResumableUploads
     storage: StorageUsage
+    local_folders: LocalFolders
 
 
 def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
@@ -119,6 +121,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
     mailer = Mailer(settings.smtp, reactor)
     open_sessions = OpenSessions(store, connections, audit, reactor)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
+    folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
     return Core(
         settings=settings,
@@ -129,7 +132,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         audit=audit,
         passwords=passwords,
         auth=auth,
-        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor),
+        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor, folders),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
@@ -143,7 +146,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
         api_tokens=ApiTokens(store, reactor),
-        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
@@ -161,6 +164,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
             staging_dir=data_dir.path / "uploads" / "staging",
         ),
         storage=StorageUsage(store, threads, files, reactor),
+        local_folders=folders,
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

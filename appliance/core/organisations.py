@@ -15,6 +15,7 @@ from ..store import Store, queries
 from ..threads import Threads
 from . import validation
 from .audit import AuditLog, clean
+from .local_folders import LocalFolders
 from .passwords import Passwords, profile_scope
 
 
@@ -27,8 +28,12 @@ class Created:
 
 
 class Organisations:
-    def __init__(self, store: Store, threads: Threads, passwords: Passwords, audit: AuditLog, files_root: Path, clock):
+    def __init__(
+        self, store: Store, threads: Threads, passwords: Passwords, audit: AuditLog, files_root: Path, clock,
+        folders: LocalFolders,
+    ):  # fmt: skip
         self._store = store
+        self._folders = folders
         self._threads = threads
         self._passwords = passwords
         self._audit = audit
@@ -72,43 +77,51 @@ class Organisations:
             raise AlreadyExists(f"The username {username!r} is taken.")
         if await self._store.run(queries.organisation_by_subdomain, subdomain):
             raise AlreadyExists(f"The subdomain {subdomain!r} is taken.")
-        now = self._now()
-        folder = Path("files") / subdomain
-        await self._threads.work(lambda: (self._files_root / subdomain).mkdir(mode=0o750, exist_ok=True))
-        organisation = {
-            "name": org_name,
-            "subdomain": subdomain,
-            "status": status,
-            "trial_ends_at": to_iso(now + timedelta(days=trial_days)) if status == "trial" else None,
-            "created_at": to_iso(now),
-        }
-        source = {
-            "name": "Default",
-            "type": "local",
-            "config": {"path": str(folder)},
-            "status": "ok",
-            "created_at": to_iso(now),
-        }
-        admin = {
-            "username": username,
-            "email": email,
-            "password_hash": password_hash,
-            "is_admin": True,
-            "is_superuser": superuser,
-            "home": admin_home or f"/{username}",
-            "permissions": PERMISSIONS,
-            "protocols": PROTOCOLS,
-            "password_changed_at": to_iso(now),
-            "created_at": to_iso(now),
-        }
-        try:
-            org_id, source_id, profile_id = await self._store.run(
-                queries.create_organisation_with_admin, organisation, source, admin
+
+        async def write() -> tuple[int, int, int]:
+            # its own folder must not overlap a folder another organisation's source uses
+            taken = (
+                f"The organisation's folder (files/{subdomain} in the data dir) overlaps a folder another "
+                "organisation's source uses: choose another subdomain, or move that source first."
             )
-        except Exception as e:  # the unique constraints catch a race with another request
-            if "UNIQUE" in str(e):
-                raise AlreadyExists("That username or subdomain was just taken.") from None
-            raise
+            await self._folders.refuse_taken(None, self._files_root / subdomain, "subdomain", taken)
+            now = self._now()
+            folder = Path("files") / subdomain
+            await self._threads.work(lambda: (self._files_root / subdomain).mkdir(mode=0o750, exist_ok=True))
+            organisation = {
+                "name": org_name,
+                "subdomain": subdomain,
+                "status": status,
+                "trial_ends_at": to_iso(now + timedelta(days=trial_days)) if status == "trial" else None,
+                "created_at": to_iso(now),
+            }
+            source = {
+                "name": "Default",
+                "type": "local",
+                "config": {"path": str(folder)},
+                "status": "ok",
+                "created_at": to_iso(now),
+            }
+            admin = {
+                "username": username,
+                "email": email,
+                "password_hash": password_hash,
+                "is_admin": True,
+                "is_superuser": superuser,
+                "home": admin_home or f"/{username}",
+                "permissions": PERMISSIONS,
+                "protocols": PROTOCOLS,
+                "password_changed_at": to_iso(now),
+                "created_at": to_iso(now),
+            }
+            try:
+                return await self._store.run(queries.create_organisation_with_admin, organisation, source, admin)
+            except Exception as e:  # the unique constraints catch a race with another request
+                if "UNIQUE" in str(e):
+                    raise AlreadyExists("That username or subdomain was just taken.") from None
+                raise
+
+        org_id, source_id, profile_id = await self._folders.exclusively(write)
         await self._audit.record(
             LogEntry(
                 org_id=org_id,

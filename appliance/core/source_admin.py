@@ -39,6 +39,7 @@ from .files import s3_credentials as oauth
 from .files.remote_s3 import Bucket
 from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
 from .files.tree import split_path
+from .local_folders import LocalFolders
 
 
 def shown_path(stored: str) -> str:
@@ -138,8 +139,9 @@ def folder_problem(path: Path, create: bool = False) -> str | None:
 
 
 class SourceAdmin:
-    def __init__(self, store: Store, threads, files, settings, data_dir: Path, clock):
+    def __init__(self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders):
         self._store = store
+        self._folders = folders
         self._threads = threads
         self._files = files
         self._settings = settings
@@ -153,20 +155,23 @@ class SourceAdmin:
         return source
 
     async def _allowed_path(self, account: Account, raw) -> str:
-        """The stored path: relative to the data dir for the organisation's own folder."""
+        """The stored path: relative to the data dir for the organisation's own folder.
+        Never another organisation's folder, one inside it or one holding it (LocalFolders),
+        nor the data dir's own files (database, keys) outside the organisation's folder."""
         if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
             raise Invalid("Give the folder's path.", {"config": ["Give the folder's path as config.path."]})
-        own = (self._data_dir / "files" / account.organisation.subdomain).resolve()
-        wanted = Path(raw.strip())
-        candidate = (own / wanted).resolve() if not wanted.is_absolute() else Path(os.path.realpath(wanted))
-        roots = [Path(os.path.realpath(r)) for r in self._settings.sources.local_roots]
-        others = await self._store.run(source_queries.other_organisations, account.organisation.id)
-        foreign = [(self._data_dir / "files" / sub).resolve() for sub in others]
-        if any(candidate == f or candidate.is_relative_to(f) for f in foreign):
-            message = "That folder belongs to another organisation."
-            raise Invalid(message, {"config": [message]})
+        data, own, candidate = await self._threads.work(self._real_paths, account.organisation.subdomain, raw.strip())
+        await self._folders.refuse_taken(account.organisation.id, candidate)
         if candidate == own or candidate.is_relative_to(own):
-            return str(candidate.relative_to(self._data_dir.resolve()))
+            return str(candidate.relative_to(data))
+        if candidate == data or candidate.is_relative_to(data) or data.is_relative_to(candidate):
+            message = (
+                "That folder is the appliance's data dir, inside it or holds it (its database, keys and every "
+                "organisation's files). Choose a folder inside the organisation's own folder or under [sources] "
+                "local_roots, outside the data dir."
+            )
+            raise Invalid(message, {"config": [message]})
+        roots = [Path(os.path.realpath(r)) for r in self._settings.sources.local_roots]
         if any(candidate == r or candidate.is_relative_to(r) for r in roots):
             return str(candidate)
         allowed = ", ".join(str(r) for r in roots) or "none configured"
@@ -175,6 +180,41 @@ class SourceAdmin:
             f"([sources] local_roots: {allowed})."
         )
         raise Invalid(message, {"config": [message]})
+
+    def _real_paths(self, subdomain: str, wanted: str) -> tuple[Path, Path, Path]:
+        """(data dir, the organisation's own folder, the wanted folder), real paths (on the work pool):
+        a relative folder is inside the organisation's own one."""
+        data = Path(os.path.realpath(self._data_dir))
+        own = Path(os.path.realpath(data / "files" / subdomain))
+        return data, own, Path(os.path.realpath(own / wanted))
+
+    async def create(self, account: Account, body: dict) -> tuple[int, bool]:
+        """Validate and insert a new source: (its id, whether it should become the default).
+        A local one is checked and written under the folders lock."""
+
+        async def write() -> tuple[int, bool]:
+            values = await self.values(account, body)
+            make_default = values.pop("default", False)
+            return await self._store.run(queries.insert_source, values), make_default
+
+        if body.get("type", "local") == "local":
+            return await self._folders.exclusively(write)
+        return await write()
+
+    async def change(self, account: Account, existing: Source, body: dict) -> tuple[bool, bool]:
+        """Validate and write a change: (whether it should become the default, whether a
+        column changed). A local folder is checked and written under the folders lock."""
+
+        async def write() -> tuple[bool, bool]:
+            values = await self.values(account, body, existing)
+            make_default = values.pop("default", False)
+            if values:
+                await self._store.run(source_queries.update_source, account.organisation.id, existing.id, values)
+            return make_default, bool(values)
+
+        if existing.type == "local" and "config" in body:
+            return await self._folders.exclusively(write)
+        return await write()
 
     async def values(self, account: Account, body: dict, existing: Source | None = None) -> dict:
         values: dict = {}

@@ -59,5 +59,15 @@ def name_taken(db: sqlite_utils.Database, org_id: int, name: str, except_id: int
     return row is not None
 
 
-def other_organisations(db: sqlite_utils.Database, org_id: int) -> list[str]:
-    return [row[0] for row in db.execute("SELECT subdomain FROM organisations WHERE id != ?", [org_id])]
+def local_folders(db: sqlite_utils.Database) -> tuple[list[dict], list[dict]]:
+    """Every local source with its organisation, and every organisation (whose own folder in the
+    data dir is kept for it): what the rule that organisations never share a folder reads."""
+    sources = [
+        dict(row, path=json.loads(row.pop("config")).get("path", ""))
+        for row in db.query(
+            "SELECT s.id AS source_id, s.name AS source_name, s.config, o.id AS org_id, o.name AS org_name,"
+            " o.subdomain FROM sources s JOIN organisations o ON o.id = s.org_id WHERE s.type = 'local' ORDER BY s.id"
+        )
+    ]
+    organisations = list(db.query("SELECT id AS org_id, name AS org_name, subdomain FROM organisations ORDER BY id"))
+    return sources, organisations

@@ -187,3 +187,70 @@ def test_a_full_sign_in_pool_hangs_up_the_busiest_address_for_a_newcomer():
     for protocol, _ in sessions:
         protocol.connectionLost(None)
     assert limits.pending == 0 and limits.connections_from("192.0.2.10") == 0
+
+
+@pytest.fixture(scope="module")
+def hasty(tmp_path_factory):
+    """A daemon whose FTP sign-in grace is 1 second (the idle timeout stays 600 s)."""
+    daemon = make_daemon(tmp_path_factory.mktemp("hasty"), start=False)
+    daemon.env["APPLIANCE_FTP_LOGIN_GRACE_TIME"] = "1"
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def test_a_connection_that_never_signs_in_is_closed_after_the_grace(hasty):
+    """Commands restart the idle timer, not the sign-in grace: USER again and again
+    (or nothing at all) ends in 421 once the grace is over."""
+    with RawFTP(hasty.ftp_port, timeout=60) as ftp:
+        assert ftp.greeting[0] == 220
+        assert ftp.cmd("USER nobody")[0] == 331
+        code, text = ftp.reply()  # nothing more sent: the next thing is the server's goodbye
+        assert code == 421 and "Not signed in within 1 seconds" in text, text
+        assert ftp.closed()
+
+
+class UnusedShell:
+    def logout(self) -> None:
+        pass
+
+
+class SignedInPortal:
+    """A portal that lets anyone in, with a shell that is never used."""
+
+    def login(self, credentials, mind, *interfaces):
+        from twisted.internet import defer
+
+        return defer.succeed((interfaces[0], UnusedShell(), lambda: None))
+
+
+def test_the_sign_in_grace_runs_on_the_injected_clock_and_ends_with_the_sign_in():
+    clock = Clock()
+    factory = FTPFactory(
+        SignedInPortal(),
+        clock,
+        passive_ports=range(30000, 30010),
+        idle_timeout=600,
+        transfer_timeout=60,
+        masquerade=None,
+        login_grace=30,
+    )
+    peer = IPv4Address("TCP", "192.0.2.20", 40000)
+    sessions = []
+    for _ in range(2):
+        protocol, transport = factory.buildProtocol(peer), StringTransport(peerAddress=peer)
+        protocol.makeConnection(transport)
+        sessions.append((protocol, transport))
+    (waiting, waiting_transport), (signed, signed_transport) = sessions
+    signed.dataReceived(b"USER alice\r\nPASS secret\r\n")
+    assert b"230 " in signed_transport.value()
+    clock.advance(29)
+    waiting.dataReceived(b"NOOP\r\n")  # a command restarts the idle timer, not the grace
+    assert b"421" not in waiting_transport.value()
+    clock.advance(1)
+    assert b"421 Not signed in within 30 seconds" in waiting_transport.value()
+    assert waiting_transport.disconnecting
+    assert b"421" not in signed_transport.value() and not signed_transport.disconnecting
+    for protocol, _ in sessions:
+        protocol.connectionLost(None)
+    assert not clock.getDelayedCalls()

@@ -1,5 +1,9 @@
-"""The SSH transport's ciphers and MACs (frontends/sftp/packets.py, transport.py).
+"""The SSH transport's ciphers, MACs and key exchange (frontends/sftp/packets.py, transport.py).
 
+Whatever a client asks, only AES-GCM is negotiated, and strict key exchange (the
+Terrapin counter-measure, CVE-2023-48795) is offered and kept to; [sftp]
+legacy_ciphers adds AES-CTR for clients without AES-GCM (curl with libssh2 1.10),
+with encrypt-and-MAC HMACs, and EtM ones only after a strict key exchange.
 With OpenSSH's own client: every cipher and MAC offered moves a multi-MiB file
 both ways intact, keys renewed every MiB (rekeying) break nothing, scp works
 over AES-GCM. Without a client: sealed packets open again whatever the chunks
@@ -8,17 +12,21 @@ they arrive in, and a changed byte, a bad length or bad padding is refused.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
 import struct
+import subprocess
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from appliance.frontends.sftp.packets import CIPHERS, MACS, PacketCiphers, PacketError
 from appliance.frontends.sftp.transport import PacketTransport
 
+from ..helpers import make_daemon
 from .sftp_client import OPTIONS, auth_options, run, sha256
 
 PASSWORD = "user-password-1"
@@ -26,15 +34,32 @@ SIZE = 5 * 1024 * 1024 + 4321  # several channel windows' worth, and not a multi
 NEGOTIATED = re.compile(r"kex: server->client cipher: (\S+) MAC: (\S+)")
 NEGOTIATED_IN = re.compile(r"kex: client->server cipher: (\S+) MAC: (\S+)")
 GCM = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com"]
-# each cipher at least once, each MAC at least once
+OFFERED = [c.encode() for c in GCM]
+ETM = [b"hmac-sha2-256-etm@openssh.com", b"hmac-sha2-512-etm@openssh.com"]
+ENCRYPT_AND_MAC = [b"hmac-sha2-256", b"hmac-sha2-512"]
+CTR = [b"aes128-ctr", b"aes192-ctr", b"aes256-ctr"]
+STRICT_C = b"kex-strict-c-v00@openssh.com"
+# each cipher at least once, each MAC at least once; AES-CTR only with legacy_ciphers
 COMBINATIONS = [
     ("aes128-gcm@openssh.com", None),
     ("aes256-gcm@openssh.com", None),
-    ("aes128-ctr", "hmac-sha2-256-etm@openssh.com"),
+]
+LEGACY_COMBINATIONS = [
+    ("aes128-ctr", "hmac-sha2-256-etm@openssh.com"),  # EtM: OpenSSH 9.2 makes a strict key exchange
     ("aes192-ctr", "hmac-sha2-512-etm@openssh.com"),
     ("aes256-ctr", "hmac-sha2-256"),
     ("aes128-ctr", "hmac-sha2-512"),
 ]
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory):
+    """A daemon with [sftp] legacy_ciphers on."""
+    d = make_daemon(tmp_path_factory.mktemp("legacy"), start=False)
+    d.env["APPLIANCE_SFTP_LEGACY_CIPHERS"] = "true"
+    d.start()
+    yield d
+    d.stop()
 
 
 def random_file(path: Path, size: int) -> Path:
@@ -43,11 +68,11 @@ def random_file(path: Path, size: int) -> Path:
 
 
 def sftp_with(daemon, user: str, commands: str, cwd: Path, *options: str):
-    """OpenSSH's sftp with extra `-o` options and -v (the negotiated algorithms are in its stderr)."""
+    """OpenSSH's sftp with extra `-o` options and -vvv (the negotiated algorithms are in its stderr)."""
     batch = cwd / "batch.txt"
     batch.write_text(commands.strip() + "\n")
     extra = [arg for option in options for arg in ("-o", option)]
-    args = ["sftp", "-v", *OPTIONS, *extra, *auth_options(None), "-P", str(daemon.sftp_port), "-b", str(batch)]
+    args = ["sftp", "-vvv", *OPTIONS, *extra, *auth_options(None), "-P", str(daemon.sftp_port), "-b", str(batch)]
     return run([*args, f"{user}@127.0.0.1"], PASSWORD, cwd)
 
 
@@ -67,8 +92,9 @@ def round_trip(daemon, user: str, work: Path, *options: str):
 
 
 def test_every_cipher_and_mac_is_offered_and_tested():
-    assert sorted(c.decode() for c in CIPHERS) == sorted({cipher for cipher, _ in COMBINATIONS})
-    assert sorted(m.decode() for m in MACS) == sorted({mac for _, mac in COMBINATIONS if mac})
+    tested = COMBINATIONS + LEGACY_COMBINATIONS
+    assert sorted(c.decode() for c in CIPHERS) == sorted({cipher for cipher, _ in tested})
+    assert sorted(m.decode() for m in MACS) == sorted({mac for _, mac in tested if mac})
 
 
 @pytest.mark.parametrize(("cipher", "mac"), COMBINATIONS)
@@ -78,6 +104,32 @@ def test_openssh_moves_a_file_both_ways_with(daemon, tmp_path, cipher, mac):
     result = round_trip(daemon, user, tmp_path, *options)
     expected = (cipher, "<implicit>" if mac is None else mac)
     assert negotiated(result.stderr) == (expected, expected)
+    assert "will use strict KEX ordering" in result.stderr
+
+
+@pytest.mark.parametrize(("cipher", "mac"), LEGACY_COMBINATIONS)
+def test_with_legacy_ciphers_openssh_moves_a_file_both_ways_with(legacy, tmp_path, cipher, mac):
+    """Sequence numbers reset after each NEWKEYS (strict key exchange) or the HMACs would not match."""
+    user = "l" + re.sub(r"[^a-z0-9]", "", cipher + mac)[:24]
+    result = round_trip(legacy, user, tmp_path, f"Ciphers={cipher}", f"MACs={mac}")
+    assert negotiated(result.stderr) == ((cipher, mac), (cipher, mac))
+    assert "will use strict KEX ordering" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("user", "options"),
+    [
+        ("ctretm", ("Ciphers=aes128-ctr", "MACs=hmac-sha2-256-etm@openssh.com")),
+        ("ctrhmac", ("Ciphers=aes256-ctr", "MACs=hmac-sha2-256")),
+        ("ctronly", ("Ciphers=aes128-ctr,aes256-ctr",)),
+    ],
+)
+def test_a_client_asking_only_for_aes_ctr_is_refused(daemon, tmp_path, user, options):
+    daemon.add_profile(user)
+    result = sftp_with(daemon, user, "ls", tmp_path, *options)
+    assert result.returncode != 0
+    assert "no matching cipher found" in result.stderr, result.stderr[-2000:]
+    assert "Their offer: aes128-gcm@openssh.com,aes256-gcm@openssh.com" in result.stderr
 
 
 @pytest.mark.parametrize("cipher", GCM)
@@ -90,76 +142,180 @@ def test_aes_gcm_needs_none_of_our_macs(daemon, tmp_path, cipher):
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("options", "where"),
     [
-        ("Ciphers=aes128-gcm@openssh.com",),
-        ("Ciphers=aes256-ctr", "MACs=hmac-sha2-256-etm@openssh.com"),
-        ("Ciphers=aes128-ctr", "MACs=hmac-sha2-256"),
+        (("Ciphers=aes128-gcm@openssh.com",), "daemon"),
+        (("Ciphers=aes256-ctr", "MACs=hmac-sha2-256-etm@openssh.com"), "legacy"),
+        (("Ciphers=aes128-ctr", "MACs=hmac-sha2-256"), "legacy"),
     ],
     ids=["gcm", "ctr-etm", "ctr-hmac"],
 )
-def test_keys_renewed_every_mib_mid_transfer(daemon, tmp_path, options):
+def test_keys_renewed_every_mib_mid_transfer(request, tmp_path, options, where):
     """RekeyLimit=1M: the client starts a key exchange every MiB while data flows
-    both ways; new keys, GCM nonces and MAC sequence numbers must all line up."""
+    both ways; new keys, GCM nonces, MAC sequence numbers (reset at each NEWKEYS
+    in a strict key exchange) must all line up."""
+    daemon = request.getfixturevalue(where)
     user = "rekey" + re.sub(r"[^a-z0-9]", "", "".join(options))
     result = round_trip(daemon, user, tmp_path, *options, "RekeyLimit=1M")
     assert result.stderr.count("SSH2_MSG_NEWKEYS received") >= 8, "the client did not rekey as asked"
 
 
-def test_openssh_defaults_get_aes_gcm(daemon, tmp_path):
+def test_openssh_defaults_get_aes_gcm_with_strict_kex(daemon, tmp_path):
     """OpenSSH's client (9.2 here) lists chacha20-poly1305, then AES-CTR, then
-    AES-GCM, and takes its first one the server offers: a client that can
-    take AES-GCM is offered AES-GCM alone."""
+    AES-GCM, and takes its first one the server offers: AES-GCM alone is offered."""
     result = round_trip(daemon, "defaults", tmp_path)
+    assert negotiated(result.stderr) == (("aes128-gcm@openssh.com", "<implicit>"),) * 2
+    assert "will use strict KEX ordering" in result.stderr
+
+
+def test_with_legacy_ciphers_a_client_without_aes_gcm_gets_aes_ctr(legacy, tmp_path):
+    result = round_trip(legacy, "oldclient", tmp_path, "Ciphers=aes256-ctr,aes128-ctr")
+    assert negotiated(result.stderr) == (("aes256-ctr", "hmac-sha2-256-etm@openssh.com"),) * 2
+    # OpenSSH's defaults still get AES-GCM alone
+    result = round_trip(legacy, "newclient", tmp_path)
     assert negotiated(result.stderr) == (("aes128-gcm@openssh.com", "<implicit>"),) * 2
 
 
-def test_a_client_without_aes_gcm_still_gets_aes_ctr_with_encrypt_then_mac(daemon, tmp_path):
-    result = round_trip(daemon, "oldclient", tmp_path, "Ciphers=aes256-ctr,aes128-ctr")
-    assert negotiated(result.stderr) == (("aes256-ctr", "hmac-sha2-256-etm@openssh.com"),) * 2
+def curl_sftp(daemon, user: str, cwd: Path) -> subprocess.CompletedProcess:
+    """curl (libssh2 1.10 on Debian 12: AES-CTR and encrypt-and-MAC HMACs only, no strict key exchange)."""
+    url = f"sftp://127.0.0.1:{daemon.sftp_port}/"
+    return subprocess.run(["curl", "-sS", "-k", "--user", f"{user}:{PASSWORD}", url], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
-def kexinit(ciphers: bytes, macs: bytes = b"hmac-sha2-256") -> bytes:
+def test_curl_without_aes_gcm_needs_legacy_ciphers(daemon, legacy, tmp_path):
+    daemon.add_profile("curlnew")
+    (daemon.home("curlnew")).mkdir(parents=True, exist_ok=True)
+    (daemon.home("curlnew") / "seen.txt").write_text("x")
+    libssh2 = subprocess.run(["curl", "-V"], capture_output=True, text=True).stdout
+    refused = curl_sftp(daemon, "curlnew", tmp_path)
+    if "libssh2/1.10" in libssh2:
+        assert refused.returncode != 0 and "seen.txt" not in refused.stdout
+    legacy.add_profile("curlold")
+    (legacy.home("curlold")).mkdir(parents=True, exist_ok=True)
+    (legacy.home("curlold") / "seen.txt").write_text("x")
+    listed = curl_sftp(legacy, "curlold", tmp_path)
+    assert listed.returncode == 0 and "seen.txt" in listed.stdout, listed.stderr
+
+
+def kexinit(ciphers: bytes, macs: bytes = b"hmac-sha2-256", kex: bytes = b"curve25519-sha256") -> bytes:
     """A client's first KEXINIT, unencrypted, offering `ciphers` and `macs` both ways."""
-    lists = [b"curve25519-sha256", b"ssh-ed25519", ciphers, ciphers, macs, macs]
-    lists += [b"none", b"none", b"", b""]
-    payload = bytes([20]) + os.urandom(16) + b"".join(struct.pack(">L", len(n)) + n for n in lists) + bytes(5)
-    return b"".join(bytes(p) for p in PacketCiphers.plain().seal(0, [payload]))
+    return plain_packet(kexinit_payload(ciphers, macs, kex))
 
 
-def server_kexinit(daemon, first: bytes) -> list[bytes]:
-    """Connect, send our version line and `first`, and return the cipher list of the server's KEXINIT."""
-    with socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=10) as sock:
-        sock.sendall(b"SSH-2.0-CipherTest\r\n" + first)
-        data = b""
-        while data.count(b"\n") == 0 or len(data.split(b"\n", 1)[1]) < 5:
-            data += sock.recv(65536)
-        rest = data.split(b"\n", 1)[1]
-        (length,) = struct.unpack(">L", rest[:4])
-        while len(rest) < 4 + length:
-            rest += sock.recv(65536)
-    payload = rest[5 : 4 + length - rest[4]]
+def kexinit_payload(ciphers: bytes, macs: bytes = b"hmac-sha2-256", kex: bytes = b"curve25519-sha256") -> bytes:
+    lists = [kex, b"ssh-ed25519", ciphers, ciphers, macs, macs, b"none", b"none", b"", b""]
+    return bytes([20]) + os.urandom(16) + b"".join(struct.pack(">L", len(n)) + n for n in lists) + bytes(5)
+
+
+def plain_packet(payload: bytes, seq: int = 0) -> bytes:
+    return b"".join(bytes(p) for p in PacketCiphers.plain().seal(seq, [payload]))
+
+
+class Peer:
+    """A raw client: the version lines exchanged, then unencrypted packets."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(b"SSH-2.0-CipherTest\r\n")
+        self.buf = b""
+        while b"\n" not in self.buf:
+            self.buf += self._recv()
+        self.buf = self.buf.split(b"\n", 1)[1]
+
+    def _recv(self) -> bytes:
+        data = self.sock.recv(65536)
+        if not data:
+            raise EOFError("the server closed the connection")
+        return data
+
+    def packet(self) -> bytes:
+        """The next unencrypted packet's payload."""
+        while len(self.buf) < 4 or len(self.buf) < 4 + struct.unpack(">L", self.buf[:4])[0]:
+            self.buf += self._recv()
+        (length,) = struct.unpack(">L", self.buf[:4])
+        payload = self.buf[5 : 4 + length - self.buf[4]]
+        self.buf = self.buf[4 + length :]
+        return payload
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def name_lists(payload: bytes) -> list[list[bytes]]:
     assert payload[0] == 20  # KEXINIT
     names, offset = [], 17
-    for _ in range(3):
+    for _ in range(10):
         (size,) = struct.unpack(">L", payload[offset : offset + 4])
-        names.append(payload[offset + 4 : offset + 4 + size])
+        names.append(payload[offset + 4 : offset + 4 + size].split(b","))
         offset += 4 + size
-    return names[2].split(b",")
+    return names
 
 
-def test_the_cipher_offer_follows_the_clients_kexinit(daemon):
-    assert server_kexinit(daemon, kexinit(b"aes256-ctr,aes256-gcm@openssh.com")) == [
-        c for c in CIPHERS if c.endswith(b"gcm@openssh.com")
-    ]
-    assert server_kexinit(daemon, kexinit(b"aes128-ctr,aes128-cbc")) == CIPHERS
-    # a client insisting on a MAC we lack is not let in through AES-GCM (test_sftp.py: it is refused)
-    assert server_kexinit(daemon, kexinit(b"aes128-ctr,aes128-gcm@openssh.com", b"hmac-sha1")) == CIPHERS
+def server_offer(daemon, first: bytes) -> tuple[list[bytes], list[bytes]]:
+    """Connect, send `first` (a KEXINIT, or nothing), and return the ciphers and MACs of the server's KEXINIT."""
+    peer = Peer(daemon.sftp_port)
+    try:
+        peer.sock.sendall(first)
+        lists = name_lists(peer.packet())
+    finally:
+        peer.close()
+    return lists[2], lists[4]
 
 
-def test_a_client_waiting_for_the_servers_kexinit_gets_the_whole_offer(daemon):
-    """The server waits a moment for the client's KEXINIT, not for ever."""
-    assert server_kexinit(daemon, b"") == CIPHERS
+def test_the_offer_is_aes_gcm_alone_whatever_the_client_asks(daemon):
+    for client in (kexinit(b"aes256-ctr,aes256-gcm@openssh.com"), kexinit(b"aes128-ctr,aes128-cbc"), b""):
+        assert server_offer(daemon, client) == (OFFERED, ETM)
+
+
+def test_with_legacy_ciphers_the_offer_follows_the_clients_kexinit(legacy):
+    assert server_offer(legacy, kexinit(b"aes256-ctr,aes256-gcm@openssh.com")) == (OFFERED, ETM)
+    # no AES-GCM, no strict key exchange: encrypt-and-MAC only (CTR-EtM is open to Terrapin)
+    assert server_offer(legacy, kexinit(b"aes128-ctr,aes128-cbc")) == (OFFERED + CTR, ENCRYPT_AND_MAC)
+    strict = kexinit(b"aes128-ctr", kex=b"curve25519-sha256," + STRICT_C)
+    assert server_offer(legacy, strict) == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
+    # a client waiting for the server's KEXINIT (a moment, not for ever) gets the whole offer
+    assert server_offer(legacy, b"") == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
+
+
+def test_strict_key_exchange_is_offered_in_the_first_kexinit_only(daemon):
+    peer = Peer(daemon.sftp_port)
+    try:
+        kex = name_lists(peer.packet())[0]
+    finally:
+        peer.close()
+    assert b"kex-strict-s-v00@openssh.com" in kex and kex[0] == b"mlkem768x25519-sha256"
+
+
+def disconnect_reason(peer: Peer) -> bytes:
+    """Read packets up to the server's DISCONNECT and return its description."""
+    while True:
+        try:
+            payload = peer.packet()
+        except EOFError:
+            return b""
+        if payload[0] == 1:  # DISCONNECT
+            (size,) = struct.unpack(">L", payload[5:9])
+            return payload[9 : 9 + size]
+
+
+IGNORE = bytes([2]) + struct.pack(">L", 3) + b"pad"
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_strict_client_sending_anything_but_key_exchange_is_disconnected(daemon, when):
+    """Strict KEX: the client's KEXINIT must be its first packet, and nothing but key
+    exchange messages (not even IGNORE, the Terrapin attacker's tool) may follow it
+    until NEWKEYS."""
+    first = kexinit_payload(b"aes128-gcm@openssh.com", kex=b"curve25519-sha256," + STRICT_C)
+    packets = [IGNORE, first] if when == "before" else [first, IGNORE]
+    peer = Peer(daemon.sftp_port)
+    try:
+        peer.sock.sendall(b"".join(plain_packet(p, n) for n, p in enumerate(packets)))
+        reason = disconnect_reason(peer)
+    finally:
+        peer.close()
+    assert reason.startswith(b"strict key exchange violated"), reason
 
 
 def test_scp_both_ways_over_aes_gcm(daemon, tmp_path):
@@ -426,3 +582,18 @@ def test_a_read_that_waits_is_answered_with_its_result_or_its_error(outcome):
     else:  # answered, and logged once as the unexpected error it is (not an AssertionError)
         assert reply == 101 and b"Internal error" in answer
         assert [e["log_failure"].type for e in failures] == [ZeroDivisionError]
+
+
+def test_paramiko_gets_aes_gcm_with_strict_kex(daemon):
+    """paramiko (3.4 and later) lists AES-CTR before AES-GCM and makes a strict key exchange."""
+    daemon.add_profile("pmiko")
+    client = paramiko.Transport(("127.0.0.1", daemon.sftp_port))
+    try:
+        client.connect(username="pmiko", password=PASSWORD)
+        assert client.agreed_on_strict_kex
+        assert (client.local_cipher, client.remote_cipher) == ("aes128-gcm@openssh.com",) * 2
+        sftp = paramiko.SFTPClient.from_transport(client)
+        sftp.putfo(io.BytesIO(b"hello"), "hello.txt")
+        assert sftp.listdir(".") == ["hello.txt"]
+    finally:
+        client.close()

@@ -52,6 +52,9 @@ def test_ssh_audit_finds_no_failure(audited):
     # curve25519 lacking a post-quantum hybrid for old clients and about encrypt-and-MAC)
     offered = {entry["algorithm"] for kind in ("kex", "key", "enc", "mac") for entry in report[kind]}
     assert "mlkem768x25519-sha256" in offered
+    # strict key exchange (Terrapin, CVE-2023-48795) is offered, and AES-GCM is the only cipher
+    assert "kex-strict-s-v00@openssh.com" in {entry["algorithm"] for entry in report["kex"]}
+    assert {entry["algorithm"] for entry in report["enc"]} == {"aes128-gcm@openssh.com", "aes256-gcm@openssh.com"}
     assert not [a for a in offered if any(weak in a for weak in ("sha1", "md5", "cbc", "3des", "nistp", "dss"))]
     # ssh-audit's exit status is 3 when it found a failure (2: warnings only)
     assert run.returncode in (0, 1, 2), run.stdout

@@ -28,4 +28,5 @@ def ftp_factory(core) -> FTPFactory:
         connections=core.connections,
         tls=core.tls,
         require_tls=settings.ftp.require_tls,
+        login_grace=settings.ftp.login_grace_time,
     )

@@ -193,6 +193,7 @@ class FTPSession(ftp.FTP):
     connections = None  # core.connections: limits per address and while signing in
     tls = None  # the appliance's TLS context factory (core.tls), or None: no AUTH TLS
     require_tls = False  # [ftp] require_tls: no USER before AUTH TLS
+    login_grace = 60  # [ftp] login_grace_time: seconds to sign in before 421 and the connection closed
 
     def __init__(self):
         self.cwd = "/"
@@ -211,6 +212,7 @@ class FTPSession(ftp.FTP):
         self._tls: PinnedContext | None = None  # set by AUTH TLS
         self._protection = "C"  # PROT: C (clear) or P (TLS) data connections
         self._hang_up_timer = None
+        self._grace = None  # until the sign-in: the connection closes when it runs out
 
     # -- connection ------------------------------------------------------------------
 
@@ -241,10 +243,14 @@ class FTPSession(ftp.FTP):
             self._hang_up()
             return
         self.setTimeout(self.timeOut)
+        # the idle timeout restarts with every command: a client that never signs in
+        # (USER after USER, NOOP) would otherwise hold a sign-in slot for ever
+        self._grace = self.clock.callLater(self.login_grace, self._grace_over)
         self.reply_code(220, self.factory.welcomeMessage)
 
     def connectionLost(self, reason):
         self._lost = True
+        self._end_grace()
         if self._hang_up_timer is not None and self._hang_up_timer.active():
             self._hang_up_timer.cancel()
         if self._ticket is not None:
@@ -264,6 +270,21 @@ class FTPSession(ftp.FTP):
     def timeoutConnection(self):
         self.reply_code(421, f"No command for {self.timeOut} seconds: closing the connection.")
         self._hang_up()
+
+    def _grace_over(self) -> None:
+        self._grace = None
+        if self._lost or self.disconnected or self.state in (self.AUTHED, self.RENAMING):
+            return
+        self._queue.clear()
+        self.reply_code(
+            421, f"Not signed in within {self.login_grace} seconds: closing the connection. Connect again and sign in."
+        )
+        self._hang_up()
+
+    def _end_grace(self) -> None:
+        if self._grace is not None and self._grace.active():
+            self._grace.cancel()
+        self._grace = None
 
     def lineLengthExceeded(self, line):
         self.reply_code(500, f"Command line too long (more than {self.MAX_LENGTH} bytes): closing the connection.")
@@ -462,6 +483,7 @@ class FTPSession(ftp.FTP):
         self.logout = logout
         self.cwd = "/"
         self.state = self.AUTHED
+        self._end_grace()
         if self._ticket is not None:
             self._ticket.authenticated(shell.session, encrypted=self._tls is not None)
         return 230, f"Signed in as {username}."
@@ -1051,8 +1073,10 @@ class FTPFactory(ftp.FTPFactory):
         connections=None,
         tls=None,
         require_tls: bool = False,
+        login_grace: int = 60,
     ):
         super().__init__(portal)
+        self.login_grace = login_grace
         self.banned = banned
         self.connections = connections
         self.reactor = reactor
@@ -1074,4 +1098,5 @@ class FTPFactory(ftp.FTPFactory):
             session.connections = self.connections
             session.tls = self.tls
             session.require_tls = self.require_tls
+            session.login_grace = self.login_grace
         return wrapper

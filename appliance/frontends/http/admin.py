@@ -16,7 +16,6 @@ from ...store import api_tokens as token_queries
 from ...store import logs as log_queries
 from ...store import mailboxes as mailbox_queries
 from ...store import profiles as profile_queries
-from ...store import queries
 from ...store import sources as source_queries
 from .api import Resource, authenticate, client_address, json_api, page, paging, query, read_json, reply
 
@@ -289,9 +288,7 @@ class SourcesApi(Resource):
     @app.route("/", methods=["POST"])
     async def create(self, request):
         account = await authenticate(self.core, request, admin=True)
-        values = await self.admin.values(account, read_json(request))
-        make_default = values.pop("default", False)
-        source_id = await self.core.store.run(queries.insert_source, values)
+        source_id, make_default = await self.admin.create(account, read_json(request))
         source = await self.admin.check_saved(account, source_id)
         await self._audit(account, request, f"{account.profile.username} created the source {source.name}")
         default = account.organisation.default_source_id
@@ -311,12 +308,11 @@ class SourcesApi(Resource):
         """Change a source; {"default": true} makes it the organisation's default source"""
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, source_id)
-        values = await self.admin.values(account, read_json(request), existing)
+        make_default, changed = await self.admin.change(account, existing, read_json(request))
         default = account.organisation.default_source_id
-        if values.pop("default", False) and existing.id != default:
+        if make_default and existing.id != default:
             default = await self._make_default(account, request, existing)
-        if values:
-            await self.core.store.run(source_queries.update_source, account.organisation.id, source_id, values)
+        if changed:
             await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
         checked = await self.admin.check_saved(account, source_id, existing)
         return reply(request, source_view(checked, default))

@@ -163,6 +163,7 @@ INPUTS: dict[str, dict] = {
     "SharedApi.upload": {"query": ("access",), "upload": "file"},
     "SharedApi.unlock": {"body": _object(("password",), password=STRING)},
     "OperatorApi.listing": {"query": (*PAGED, "search")},
+    "OperatorApi.folders": {"query": PAGED},
     "OperatorApi.create": {
         "body": _object(
             ("name", "admin"),

@@ -1,5 +1,5 @@
 """The operator's endpoints (superusers only): every organisation, its status,
-trial, storage used and logs."""
+trial, storage used and logs; which organisation owns each local folder."""
 
 from __future__ import annotations
 
@@ -87,6 +87,14 @@ class OperatorApi(Resource):
         organisation = await self._organisation(org_id)
         await self.core.storage.measure(org_id)
         return reply(request, dict(describe(organisation, self._now()), **self.core.storage.current(org_id)))
+
+    @app.route("/folders/", methods=["GET"])
+    async def folders(self, request):
+        """Every local folder and the organisation that owns it (and any other organisation whose folder overlaps it)"""
+        await self._operator(request)
+        limit, offset = paging(request)
+        rows = await self.core.local_folders.listing()
+        return reply(request, page(request, rows[offset : offset + limit], len(rows)))
 
     @app.route("/organisations/<int:org_id>/", methods=["PATCH"])
     async def change(self, request, org_id):

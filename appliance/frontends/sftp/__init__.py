@@ -24,9 +24,8 @@ from twisted.python.failure import Failure
 from ...core.auth import BAD_CREDENTIALS
 from ...errors import AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
-from .packets import CIPHERS, MACS
 from .server import SftpProtocol
-from .transport import Connection, PacketTransport
+from .transport import LEGACY_CIPHERS, LEGACY_MACS, MODERN_CIPHERS, MODERN_MACS, Connection, PacketTransport
 
 log = Logger()
 
@@ -42,8 +41,6 @@ HANDSHAKE_GRACE = 10.0  # seconds to finish the key exchange (a real client need
 
 class ApplianceTransport(PacketTransport):
     supportedKeyExchanges = KEX
-    supportedCiphers = CIPHERS
-    supportedMACs = MACS
     supportedCompressions = [b"none"]
     ourVersionString = b"SSH-2.0-Appliance"
 
@@ -215,6 +212,10 @@ class ApplianceSSHFactory(factory.SSHFactory):
     def buildProtocol(self, addr):
         built = super().buildProtocol(addr)
         built.supportedPublicKeys = [a for a in HOST_KEY_ALGORITHMS if a in built.supportedPublicKeys]
+        if self.core.settings.sftp.legacy_ciphers:  # AES-CTR too, for clients without AES-GCM
+            built.legacy_ciphers = True
+            built.supportedCiphers = MODERN_CIPHERS + LEGACY_CIPHERS
+            built.supportedMACs = MODERN_MACS + LEGACY_MACS
         return built
 
 

@@ -20,7 +20,7 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
-from .packets import MACS, PacketCiphers, PacketError, is_aead
+from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
 
 log = Logger()
 
@@ -32,6 +32,27 @@ _COMPACT_AT = 1 << 16  # receive-buffer bytes consumed before they are dropped f
 KEXINIT_WAIT = 1.0  # seconds to wait for the client's first KEXINIT before sending ours regardless
 
 
+STRICT_KEX_S = b"kex-strict-s-v00@openssh.com"  # OpenSSH PROTOCOL 1.10: the Terrapin counter-measure
+STRICT_KEX_C = b"kex-strict-c-v00@openssh.com"
+MSG_NEWKEYS = 21
+# What is negotiated, whatever a client asks: AES-GCM. The MAC names are only named (an
+# AEAD cipher uses none); EtM ones, which every client that has AES-GCM knows.
+MODERN_CIPHERS = list(GCM)
+MODERN_MACS = list(ETM_HMACS)
+# [sftp] legacy_ciphers adds AES-CTR for clients without AES-GCM (libssh2 before 1.11,
+# so curl on Debian 12): with encrypt-and-MAC HMACs, which Terrapin cannot truncate, and
+# with EtM HMACs only after a strict key exchange (CTR-EtM without one is open to it).
+LEGACY_CIPHERS = list(CTR)
+LEGACY_MACS = list(HMACS)
+
+
+_REFUSE = object()  # see _aead_mac_fallback
+
+
+def _weak_mac(name: bytes) -> bool:
+    return name in (b"", b"none") or any(w in name for w in (b"md5", b"sha1", b"ripemd", b"-96"))
+
+
 class PacketTransport(transport.SSHServerTransport):
     _inbuf: bytearray | None = None
     _inpos = 0
@@ -41,90 +62,140 @@ class PacketTransport(transport.SSHServerTransport):
     _soon: list | None = None  # what runs after the packets of one dataReceived (see call_soon)
     _kexinit_wait = None  # while the first KEXINIT waits for the client's
     _first_offer_made = False
+    supportedCiphers = MODERN_CIPHERS
+    supportedMACs = MODERN_MACS
+    legacy_ciphers = False  # also AES-CTR for clients without AES-GCM ([sftp] legacy_ciphers)
+    _strict = False  # strict key exchange agreed (the client's first KEXINIT asked for it)
+    _initial_kex = True  # until the client's first NEWKEYS
+    _peer_kexinit_seen = False
 
     # ---- key exchange: our packet protection in place of conch's SSHCiphers
 
     def sendKexInit(self):
         """The first KEXINIT waits (up to KEXINIT_WAIT) for the client's, which
-        every common client sends at once: the cipher offer depends on it."""
+        every common client sends at once: the cipher offer depends on it. It
+        offers strict key exchange (only the first KEXINIT may)."""
         if self.sessionID is None and not self._first_offer_made:
             if self._kexinit_wait is None:
                 self._kexinit_wait = self._clock().callLater(KEXINIT_WAIT, self._kexinit_timeout)
             return
-        super().sendKexInit()
+        if self.sessionID is None:
+            self.supportedKeyExchanges = [*type(self).supportedKeyExchanges, STRICT_KEX_S]
+        try:
+            super().sendKexInit()
+        finally:
+            self.__dict__.pop("supportedKeyExchanges", None)  # never negotiated as a key exchange
 
     def _kexinit_timeout(self) -> None:
         self._kexinit_wait = None
         if not self._first_offer_made and self._keyExchangeState == self._KEY_EXCHANGE_NONE:
             self._first_offer_made = True  # a client waiting for us: offer everything
-            super().sendKexInit()
+            self.sendKexInit()
 
     def ssh_KEXINIT(self, packet):
         """Negotiate with our packet protection in place of conch's SSHCiphers.
 
         The cipher is the client's first choice among those offered (RFC 4253
-        7.1), and OpenSSH's client (up to 9.x) lists AES-CTR before AES-GCM: a
-        client that can take AES-GCM is offered AES-GCM alone, one that cannot
-        gets AES-CTR with the HMACs as before.
+        7.1), and clients list AES-CTR before AES-GCM (OpenSSH up to 9.x,
+        paramiko): the offer is made for the client's KEXINIT (see `_offer`),
+        and what was negotiated is checked against the policy (`_allowed`)
+        whatever the client asked.
         """
+        lists = _name_lists(packet)
+        if not self._peer_kexinit_seen:
+            self._peer_kexinit_seen = True
+            self._strict = lists is not None and STRICT_KEX_C in lists[0]
+            if self._strict and self.incomingPacketSequence != 1:
+                self._violation(b"the client's KEXINIT was not its first packet")
+                return None
         if not self._first_offer_made:
             self._first_offer_made = True
             if self._kexinit_wait is not None and self._kexinit_wait.active():
                 self._kexinit_wait.cancel()
             self._kexinit_wait = None
             if self._keyExchangeState == self._KEY_EXCHANGE_NONE:  # ours not sent yet: choose the offer
-                self.supportedCiphers = self._cipher_offer(packet)
+                if lists is not None:
+                    self.supportedCiphers, self.supportedMACs = self._offer(lists)
                 # sent before negotiating, so that a client with nothing in common
                 # still reads our lists and can say what did not match
                 self.sendKexInit()
-        offered = self._aead_mac_fallback(packet)
-        if offered is not None:
+        fallback = self._aead_mac_fallback(lists)
+        if fallback is _REFUSE:
+            self._failed = True
+            self.sendDisconnect(transport.DISCONNECT_KEY_EXCHANGE_FAILED, self._no_match())
+            return None
+        before = self.supportedMACs
+        if fallback is not None:
             # an AEAD cipher needs no MAC, but conch refuses a key exchange where
             # none matches (OpenSSH's server ignores the MACs): accept the peer's first
-            self.supportedMACs = [*type(self).supportedMACs, offered]
+            self.supportedMACs = [*before, fallback]
         try:
             result = super().ssh_KEXINIT(packet)
         finally:
-            self.__dict__.pop("supportedMACs", None)
+            self.supportedMACs = before
         proposed = getattr(self, "nextEncryptions", None)
-        if isinstance(proposed, transport.SSHCiphers) and None not in proposed.__dict__.values():
-            self.nextEncryptions = PacketCiphers(
-                proposed.outCipType, proposed.inCipType, proposed.outMACType, proposed.inMACType
-            )
+        if not isinstance(proposed, transport.SSHCiphers) or None in proposed.__dict__.values():
+            return result  # not negotiated (conch disconnected) or already ours
+        pairs = ((proposed.outCipType, proposed.outMACType), (proposed.inCipType, proposed.inMACType))
+        if not all(self._allowed(cipher, mac) for cipher, mac in pairs):
+            self._failed = True
+            self.sendDisconnect(transport.DISCONNECT_KEY_EXCHANGE_FAILED, self._no_match())
+            return None
+        self.nextEncryptions = PacketCiphers(
+            proposed.outCipType, proposed.inCipType, proposed.outMACType, proposed.inMACType
+        )
         return result
 
-    def _cipher_offer(self, packet: bytes) -> list[bytes]:
-        """Our AEAD ciphers alone if the client takes one of them both ways, else all ours.
+    def _allowed(self, cipher: bytes, mac: bytes) -> bool:
+        """The policy, whatever was offered: AES-GCM; AES-CTR only with legacy_ciphers on, with
+        an encrypt-and-MAC HMAC, or an EtM one after a strict key exchange."""
+        if is_aead(cipher):
+            return True
+        if not self.legacy_ciphers or cipher not in CTR:
+            return False
+        return mac in HMACS or (mac in ETM_HMACS and self._strict)
 
-        Only for a client that also lists one of our MACs: one that insists on
-        others (say hmac-sha1) sees the whole offer and is refused as before,
-        its AES-CTR lacking a MAC, rather than slipping through on AES-GCM.
-        """
-        ours = list(self.supportedCiphers)
-        aead = [c for c in ours if is_aead(c)]
-        lists = _name_lists(packet)
-        if lists is None or not aead:
-            return ours
-        ciphers_in, ciphers_out, macs_in, macs_out = lists[2:6]
-        if all(any(c in aead for c in ciphers) for ciphers in (ciphers_in, ciphers_out)) and all(
-            any(m in MACS for m in macs) for macs in (macs_in, macs_out)
-        ):
-            return aead
-        return ours
+    def _offer(self, lists: list[list[bytes]]) -> tuple[list[bytes], list[bytes]]:
+        """(ciphers, MACs) offered to this client: AES-GCM alone to one that takes it both
+        ways; AES-CTR too (legacy_ciphers) to one that does not, with only the MACs the
+        policy allows it (EtM ones only when it asked for a strict key exchange)."""
+        ciphers_in, ciphers_out = lists[2:4]
+        if all(any(is_aead(c) for c in ciphers) for ciphers in (ciphers_in, ciphers_out)) or not self.legacy_ciphers:
+            return MODERN_CIPHERS, MODERN_MACS
+        return MODERN_CIPHERS + LEGACY_CIPHERS, (MODERN_MACS if self._strict else []) + LEGACY_MACS
 
-    def _aead_mac_fallback(self, packet: bytes) -> bytes | None:
+    def _no_match(self) -> bytes:
+        ours = b", ".join(self.supportedCiphers)
+        return (
+            b"no matching cipher and MAC: this server takes "
+            + ours
+            + (b" (AES-GCM needs no MAC; a client insisting on a weak MAC such as hmac-sha1 is refused)")
+        )
+
+    def _aead_mac_fallback(self, lists: list[list[bytes]] | None):
         """The peer's first MAC when an AEAD cipher will be chosen in a direction
-        whose MACs match none of ours, else None."""
-        lists = _name_lists(packet)
+        whose MACs match none of ours, else None; _REFUSE when that MAC is a weak
+        one (a client insisting on hmac-sha1 is refused, not let in through AES-GCM)."""
         if lists is None:
             return None
         ciphers_in, ciphers_out, macs_in, macs_out = lists[2:6]
         ours = self.supportedCiphers
         for ciphers, macs in ((ciphers_in, macs_in), (ciphers_out, macs_out)):
             cipher = next((c for c in ciphers if c in ours), None)
-            if cipher is not None and is_aead(cipher) and not any(m in MACS for m in macs) and macs[0]:
-                return macs[0]
+            if cipher is not None and is_aead(cipher) and not any(m in self.supportedMACs for m in macs):
+                return _REFUSE if _weak_mac(macs[0]) else macs[0]
         return None
+
+    def _violation(self, what: bytes) -> None:
+        """A strict key exchange broken by the client: the connection ends (OpenSSH PROTOCOL 1.10)."""
+        self._failed = True
+        self.sendDisconnect(transport.DISCONNECT_PROTOCOL_ERROR, b"strict key exchange violated: " + what)
+
+    def ssh_NEWKEYS(self, packet):
+        if self._strict:
+            self.incomingPacketSequence = 0  # after every NEWKEYS, in both directions
+        self._initial_kex = False
+        super().ssh_NEWKEYS(packet)
 
     def _ciphers(self) -> PacketCiphers:
         current = self.currentEncryptions
@@ -144,7 +215,7 @@ class PacketTransport(transport.SSHServerTransport):
             return
         seq = self.outgoingPacketSequence
         sealed = self._ciphers().out.seal(seq, [_TYPE[messageType], *parts])
-        self.outgoingPacketSequence = (seq + 1) & 0xFFFF_FFFF
+        self.outgoingPacketSequence = 0 if messageType == MSG_NEWKEYS and self._strict else (seq + 1) & 0xFFFF_FFFF
         if self._held is not None:
             self._held += sealed
         else:
@@ -245,6 +316,10 @@ class PacketTransport(transport.SSHServerTransport):
                 del body
             self._inpos += used
             self.incomingPacketSequence = (seq + 1) & 0xFFFF_FFFF
+            if self._strict and self._initial_kex and not (kind == MSG_NEWKEYS or 30 <= kind <= 49):
+                # during a strict initial key exchange only its own messages (not even IGNORE)
+                self._violation(b"message %d during the initial key exchange" % kind)
+                return
             if kind >= 50 and self.service is not None:  # a service's message, as conch's dispatchMessage does
                 self.service.packetReceived(kind, payload)
             else:
