@@ -144,7 +144,11 @@ class MailboxAdmin:
             except Exception:  # noqa: BLE001
                 errors["target_folder"] = ["Use a folder like /mail/{date} ({date}, {from}, {subject}, {message_id})."]
         merged_after = values.get("after", existing.after if existing else "seen")
-        if merged_after == "move" and not values.get("move_to", existing.move_to if existing else ""):
+        if (
+            merged_after == "move"
+            and "move_to" not in errors
+            and not values.get("move_to", existing.move_to if existing else "")
+        ):
             errors["move_to"] = ["Name the folder to move processed messages to."]
         if errors:
             raise Invalid("Some fields are not valid.", errors)
