@@ -268,6 +268,14 @@ def _validate(settings: Settings) -> None:
                 f"{origin}: [security] trusted_networks: {network!r} is not an address or network "
                 "(write it like 192.0.2.0/24 or 2001:db8::/32)"
             ) from None
+    from .core.validation import control_characters  # here, not at the top: the core imports this module
+
+    for key in ("host", "username", "password", "sender"):
+        if control_characters(getattr(settings.smtp, key)):
+            raise ConfigError(
+                f"{origin}: [smtp] {key}: holds a control character (a line break, a tab or another invisible "
+                "code), which would reach the mail server as part of a command: remove it"
+            )
     for root in settings.sources.local_roots:
         if not os.path.isabs(root):
             raise ConfigError(f"{origin}: [sources] local_roots: {root!r} is not an absolute path")

@@ -29,6 +29,7 @@ from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
+from .netcheck import Destinations
 from .open_sessions import OpenSessions
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
@@ -78,12 +79,15 @@ class Core:
     local_folders: LocalFolders
 
 
-def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core:
+def build_core(
+    settings: Settings, reactor, hold_data_dir: bool = False, destinations: Destinations | None = None
+) -> Core:
     """Prepare the data dir, open and migrate the database, wire the services.
 
     Synchronous on purpose: it runs once before any listener accepts a connection.
     The daemon holds the data dir (`hold_data_dir`) before touching the database,
-    so a second daemon can neither serve nor migrate it.
+    so a second daemon can neither serve nor migrate it. `destinations` checks where
+    outbound connections go (a stand-in resolver in tests; the system's by default).
     """
     data_dir = DataDir(settings.data_path)
     data_dir.prepare(settings.server.public_hostname)
@@ -92,13 +96,13 @@ def build_core(settings: Settings, reactor, hold_data_dir: bool = False) -> Core
     threads = Threads(reactor)
     threads.start()
     try:
-        return _wire(settings, reactor, data_dir, threads)
+        return _wire(settings, reactor, data_dir, threads, destinations or Destinations())
     except BaseException:
         threads.stop()  # else its threads keep the process alive after the error is printed
         raise
 
 
-def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> Core:
+def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, destinations: Destinations) -> Core:
     store = Store(data_dir.database, threads)
     store.open()
     connections = ConnectionLimits(
@@ -113,12 +117,12 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
     auth = AuthService(store, passwords, audit, throttle, reactor)
-    remote = RemoteSources(reactor, threads, data_dir.secret_box(), settings.sources.allow_loopback)
     allow_loopback = settings.sources.allow_loopback
-    identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback)
-    s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities)
+    remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)
+    identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback, destinations)
+    s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
-    mailer = Mailer(settings.smtp, reactor)
+    mailer = Mailer(settings.smtp, reactor, threads, destinations)
     open_sessions = OpenSessions(store, connections, audit, reactor)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path)
@@ -136,14 +140,16 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads) -> C
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
-        mailboxes=MailboxService(store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics),
+        mailboxes=MailboxService(
+            store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics, destinations
+        ),
         jobs=Jobs(store, audit, reactor),
         connections=connections,
         open_sessions=open_sessions,
         metrics=metrics,
         sessions=Sessions(store, data_dir.token_secret(), reactor),
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
-        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor),
+        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
         api_tokens=ApiTokens(store, reactor),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),

@@ -12,7 +12,7 @@ from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from . import validation
 from .auth import Account
-from .netcheck import resolve_allowed
+from .netcheck import Destinations
 
 CHOICES = {
     "security": ("tls", "starttls", "none"),
@@ -20,6 +20,14 @@ CHOICES = {
     "after": ("seen", "move", "delete"),
 }
 DEFAULT_PORTS = {"tls": 993, "starttls": 143, "none": 143}
+LABELS = {
+    "name": "The name",
+    "host": "The host",
+    "username": "The username",
+    "folder": "The folder",
+    "move_to": "The folder to move messages to",
+    "target_folder": "The target folder",
+}
 
 
 def view(mailbox: Mailbox, last_run: dict | None) -> dict:
@@ -45,7 +53,8 @@ def view(mailbox: Mailbox, last_run: dict | None) -> dict:
 
 
 class MailboxAdmin:
-    def __init__(self, store: Store, threads, secrets, settings, clock):
+    def __init__(self, store: Store, threads, secrets, settings, clock, destinations: Destinations):
+        self._destinations = destinations
         self._store = store
         self._threads = threads
         self._secrets = secrets
@@ -75,8 +84,9 @@ class MailboxAdmin:
             if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
                 errors[name] = ["Enter a value." if required else f"At most {limit} characters."]
                 return
-            if validation.hidden_characters(value):
-                errors[name] = [validation.HIDDEN_HINT]
+            problem = validation.control_problem(value, LABELS[name])
+            if problem or validation.hidden_characters(value):
+                errors[name] = [problem or validation.HIDDEN_HINT]
                 return
             values[name] = value.strip()
 
@@ -114,6 +124,8 @@ class MailboxAdmin:
         if "password" in body:
             if not isinstance(body["password"], str) or len(body["password"]) > 1000:
                 errors["password"] = ["Enter the mailbox password."]
+            elif problem := validation.control_problem(body["password"], "The password"):
+                errors["password"] = [problem]  # it would go onto the IMAP wire as more than the password
             else:
                 values["password_encrypted"] = self._secrets.encrypt(body["password"]) if body["password"] else ""
         if "source" in body:
@@ -132,7 +144,11 @@ class MailboxAdmin:
             except Exception:  # noqa: BLE001
                 errors["target_folder"] = ["Use a folder like /mail/{date} ({date}, {from}, {subject}, {message_id})."]
         merged_after = values.get("after", existing.after if existing else "seen")
-        if merged_after == "move" and not values.get("move_to", existing.move_to if existing else ""):
+        if (
+            merged_after == "move"
+            and "move_to" not in errors
+            and not values.get("move_to", existing.move_to if existing else "")
+        ):
             errors["move_to"] = ["Name the folder to move processed messages to."]
         if errors:
             raise Invalid("Some fields are not valid.", errors)
@@ -140,7 +156,7 @@ class MailboxAdmin:
             host = values.get("host", existing.host if existing else "")
             port = values.get("port", existing.port if existing else DEFAULT_PORTS[values.get("security", "tls")])
             try:
-                await self._threads.work(resolve_allowed, host, port, self._settings.allow_loopback)
+                await self._threads.work(self._destinations.allowed, host, port, self._settings.allow_loopback)
             except (Invalid, Unavailable) as e:  # refused, or not resolvable: the host field is wrong
                 raise Invalid(e.message, {"host": [e.message]}) from None
         if existing is None:

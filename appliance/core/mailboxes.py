@@ -31,7 +31,8 @@ from ..threads import Threads, spawn
 from .auth import Account
 from .datadir import SecretBox
 from .files import FileSession, FilesService
-from .netcheck import resolve_allowed
+from .netcheck import Destinations
+from .validation import control_characters
 
 log = Logger()
 
@@ -87,8 +88,10 @@ class MailboxService:
         secrets: SecretBox,
         settings: MailSettings,
         reactor,
-        metrics=None,
+        metrics,
+        destinations: Destinations,
     ):
+        self._destinations = destinations
         self._store = store
         self._threads = threads
         self._files = files
@@ -224,10 +227,15 @@ class MailboxService:
                 "The stored mailbox password cannot be decrypted (was the data dir's secrets.key replaced?). "
                 "Enter the password again."
             ) from None
-        addresses = await self._threads.work(resolve_allowed, mailbox.host, mailbox.port, self._settings.allow_loopback)
+        for label, value in (("folder", mailbox.folder), ("folder to move messages to", mailbox.move_to)):
+            if control_characters(value):  # saved before they were refused (twisted.mail would mangle it)
+                raise Unavailable(f"The mailbox's stored {label} holds a control character: enter it again.")
+        address = await self._threads.work(
+            self._destinations.address, mailbox.host, mailbox.port, self._settings.allow_loopback
+        )
         connection = await ImapConnection.open(
             self._reactor,
-            address=addresses[0],
+            address=address,
             host=mailbox.host,
             port=mailbox.port,
             security=mailbox.security,

@@ -331,21 +331,29 @@ class SourceAdmin:
         host = config.get("host", old.get("host", ""))
         if not isinstance(host, str) or not host.strip():
             errors.append("Give the remote server's host name or address as config.host.")
+        elif problem := validation.control_problem(host, "config.host"):
+            errors.append(problem)
         port = config.get("port", old.get("port", 22))
         if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
             errors.append("config.port must be a port number (1-65535).")
         username = config.get("username", old.get("username", ""))
-        if not isinstance(username, str) or not username.strip() or any(ord(c) < 32 for c in username):
+        if not isinstance(username, str) or not username.strip():
             errors.append("Give the user to sign in as on the remote server as config.username.")
+        elif problem := validation.control_problem(username, "config.username"):
+            errors.append(problem)
         path = config.get("path", old.get("path", ""))
-        if not isinstance(path, str) or "\x00" in path or len(path) > 4096:
+        if not isinstance(path, str) or len(path) > 4096:
             errors.append("config.path must be a folder on the remote server (empty: the user's login folder).")
+        elif problem := validation.control_problem(path, "config.path"):
+            errors.append(problem)
         stored = {k: old[k] for k in ("password_encrypted", "private_key_encrypted") if old.get(k)}
         password = key = ""
         secrets = self._files.remote
         if "password" in config:
             if not isinstance(config["password"], str) or len(config["password"]) > 1000:
                 errors.append("config.password must be text.")
+            elif problem := validation.control_problem(config["password"], "config.password"):
+                errors.append(problem)
             else:
                 password = config["password"]
                 stored.pop("password_encrypted", None)
@@ -403,8 +411,11 @@ class SourceAdmin:
 
         def text(name: str, default: str = "") -> str:
             value = config.get(name, old.get(name, default))
-            if not isinstance(value, str) or len(value) > 1024 or any(ord(c) < 32 for c in value):
+            if not isinstance(value, str) or len(value) > 1024:
                 errors.append(f"config.{name} must be text.")
+                return default
+            if problem := validation.control_problem(value, f"config.{name}"):
+                errors.append(problem)
                 return default
             return value.strip()
 
@@ -464,7 +475,8 @@ class SourceAdmin:
             urls += [settings["sts_endpoint"]] if settings["sts_endpoint"] else []
             for url in urls:
                 try:
-                    await self._threads.work(oauth.check_host, url, self._files.s3.allow_loopback)
+                    await self._threads.work(oauth.check_host, url, self._files.s3.destinations,
+                                            self._files.s3.allow_loopback)  # fmt: skip
                 except ApplianceError as e:
                     raise Invalid(e.message, {"config": [e.message]}) from None
             return {"endpoint": endpoint, "region": region, "bucket": bucket, "prefix": prefix, "path_style": path_style,
@@ -482,6 +494,8 @@ class SourceAdmin:
                 or len(config["secret_key"]) > 1024
             ):
                 errors.append("config.secret_key must be the access key's secret.")
+            elif problem := validation.control_problem(config["secret_key"], "config.secret_key"):
+                errors.append(problem)
             else:
                 secret = config["secret_key"]
         elif stored.get("secret_key_encrypted"):
@@ -529,8 +543,11 @@ class SourceAdmin:
 
         def text(name: str, default: str = "", limit: int = 1024) -> str:
             value = given.get(name, before.get(name, default))
-            if not isinstance(value, str) or len(value) > limit or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            if not isinstance(value, str) or len(value) > limit:
                 errors.append(f"config.oauth.{name} must be text.")
+                return default
+            if problem := validation.control_problem(value, f"config.oauth.{name}"):
+                errors.append(problem)
                 return default
             return value.strip()
 
@@ -563,6 +580,8 @@ class SourceAdmin:
             secret = given["client_secret"]
             if not isinstance(secret, str) or len(secret) > 1024:
                 errors.append("config.oauth.client_secret must be text (empty for a public client).")
+            elif problem := validation.control_problem(secret, "config.oauth.client_secret"):
+                errors.append(problem)
             elif secret:
                 stored["client_secret_encrypted"] = self._files.s3.seal(secret)
         elif before.get("client_secret_encrypted"):
@@ -642,7 +661,8 @@ class SourceAdmin:
                 "code_verifier": pending["code_verifier"]}  # fmt: skip
         try:
             tokens = await self._threads.net(oauth.token_request, settings.get("token_url", ""), form,
-                                             settings.get("client_id", ""), secret, self._files.s3.allow_loopback)  # fmt: skip
+                                             settings.get("client_id", ""), secret, self._files.s3.destinations,
+                                             self._files.s3.allow_loopback)  # fmt: skip
         except oauth.ProviderError as e:
             raise Invalid(e.message, {"detail": e.message, "source": source.id}) from None
         refresh = tokens.get("refresh_token")

@@ -34,13 +34,36 @@ def email(value: str) -> str:
 HIDDEN_HINT = "Use printable characters only (no control or text-direction characters)."
 
 
+def control_characters(value: str) -> bool:
+    """Whether `value` holds a control character: C0 (NUL, tab, CR, LF, ...), DEL or C1.
+    Any of them could end or split a command of another server's protocol (IMAP, SMTP,
+    SFTP, S3) that the value is sent on to, so credentials, hosts, folders and paths an
+    admin enters never hold one."""
+    return any(unicodedata.category(c) == "Cc" for c in value)
+
+
+def control_problem(value: object, label: str) -> str | None:
+    """What is wrong with text (`label`: "The password", "config.host") that holds a control
+    character, for the person who typed it; None when it holds none (or is no text)."""
+    if not isinstance(value, str) or not control_characters(value):
+        return None
+    return f"{label} holds a control character (a line break, a tab or another invisible code): remove it."
+
+
+def no_control_characters(value: str, field: str, label: str) -> str:
+    """`value`, or Invalid with a field error on `field` when it holds a control character."""
+    problem = control_problem(value, label)
+    if problem:
+        raise Invalid(problem, {field: [problem]})
+    return value
+
+
 def hidden_characters(value: str) -> bool:
     """Whether `value` holds characters a name shown to others may not: controls, line
     and paragraph separators, and the bidirectional overrides and isolates that make
     text read otherwise than it is stored (Trojan Source, CVE-2021-42574)."""
-    return any(
-        unicodedata.category(c) in ("Cc", "Zl", "Zp") or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
-        for c in value
+    return control_characters(value) or any(
+        unicodedata.category(c) in ("Zl", "Zp") or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069" for c in value
     )
 
 

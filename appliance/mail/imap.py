@@ -7,9 +7,11 @@ mailbox opts out; and turns every failure into a sentence an admin can act on.
 
 from __future__ import annotations
 
+import re
+
 from OpenSSL import SSL
 from service_identity import VerificationError
-from twisted.internet import defer, endpoints, error, protocol, ssl
+from twisted.internet import defer, endpoints, error, interfaces, protocol, ssl
 from twisted.mail import imap4
 
 from ..errors import Unavailable
@@ -20,6 +22,27 @@ COMMAND_TIMEOUT = 120
 
 class MailboxError(Unavailable):
     """Polling failed; the message says why, for the run history."""
+
+
+QUOTABLE = re.compile(rb"[\x20-\x7e]*")  # what a quoted string may hold: printable ASCII (no CR, LF, NUL, 8-bit)
+
+
+def imap_strings(values: list[bytes]) -> list[bytes]:
+    """Arguments as IMAP strings (RFC 3501 4.3), each exactly one argument whatever it holds:
+    quoted ("..." with \\ and " escaped) when it is printable ASCII, otherwise a synchronizing
+    literal ({length} CRLF, then the bytes as they are), so a CR LF inside a value can never
+    end the command and start another. Returns the lines to send: the first with the
+    command, each next one after the server's '+' continuation."""
+    lines: list[bytes] = []
+    line = b""
+    for i, value in enumerate(values):
+        separator = b" " if i else b""
+        if QUOTABLE.fullmatch(value):
+            line += separator + b'"' + value.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
+        else:
+            lines.append(line + separator + b"{%d}" % len(value))
+            line = value
+    return [*lines, line]
 
 
 class _Client(imap4.IMAP4Client):
@@ -40,6 +63,33 @@ class _Client(imap4.IMAP4Client):
             self.greeting.errback(reason)
         if not self.lost.called:
             self.lost.callback(None)
+
+    def login(self, username: bytes, password: bytes):
+        """LOGIN with both values as IMAP strings (see imap_strings). Twisted's own login quotes
+        them without escaping CR LF, so a password holding one was sent as further commands.
+        As Twisted's does, it first upgrades a plain connection whose server offers STARTTLS."""
+        capabilities = defer.maybeDeferred(self.getCapabilities)
+
+        def signed_in(caps):
+            plain = interfaces.ISSLTransport(self.transport, None) is None
+            upgradable = interfaces.ITLSTransport(self.transport, None) is not None
+            if plain and upgradable and not self.startedTLS and b"STARTTLS" in caps:
+                upgraded = self.startTLS()
+                upgraded.addCallback(lambda _: self.send_strings(b"LOGIN", [username, password]))
+                return upgraded
+            return self.send_strings(b"LOGIN", [username, password])
+
+        return capabilities.addCallback(signed_in)
+
+    def send_strings(self, command: bytes, values: list[bytes]) -> defer.Deferred:
+        """`command` with `values` as its arguments, each one IMAP string (see imap_strings)."""
+        first, *rest = imap_strings(values)
+
+        def go_on(_said):  # the server's '+': send the literal and what follows it
+            if rest:
+                self.sendLine(rest.pop(0))
+
+        return self.sendCommand(imap4.Command(command, first, (), go_on))
 
     def _extraInfo(self, lines):
         # the server's BYE at logout is expected: not an 'Unhandled unsolicited response' log line per poll

@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for
 from ..smtpserver import SmtpServer
 
 RESET_SENT = "Password reset link has been sent to your email."
@@ -67,6 +67,23 @@ def test_a_reset_link_sets_a_new_password_once(mail_daemon, smtp):
     tampered = api.post("password/reset/confirm/", {"uid": uid, "token": token[:-1] + "0", "new_password1": "x" * 12,
                                                     "new_password2": "x" * 12})  # fmt: skip
     assert tampered.status == 400
+
+
+def test_a_stored_address_with_crlf_never_reaches_the_smtp_dialogue(mail_daemon, smtp):
+    """A profile saved before such addresses were refused (planted here): a reset for it
+    answers as for anyone, and nothing is sent, neither to it nor to the injected
+    recipient; the log says why."""
+    planted = "victim@example.com\r\nRCPT TO:<evil@evil.example>\r\nBcc: evil@evil.example"
+    mail_daemon.add_profile("planted-mail")
+    mail_daemon.execute("UPDATE profiles SET email=? WHERE username=?", planted, "planted-mail")
+    reply = Api(mail_daemon).post("password/reset/", {"email": planted})
+    assert (reply.status, reply.body) == (200, {"detail": RESET_SENT})
+    wait_for(lambda: "not sent: its address holds a control character" in mail_daemon.output())
+    mail_daemon.add_profile("after-planted")  # a mail queued after it is delivered: the listener saw all before
+    assert Api(mail_daemon).post("password/reset/", {"email": "after-planted@example.com"}).status == 200
+    smtp.wait_for("after-planted@example.com")
+    assert not [m for m in smtp.messages if {"evil@evil.example", "victim@example.com"} & set(m[1])], smtp.messages
+    assert not [m for m in smtp.messages if "evil" in str(m[2].get("Bcc", ""))]
 
 
 def test_an_invitation_lets_a_new_person_choose_a_password(mail_daemon, smtp):

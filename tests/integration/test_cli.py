@@ -163,6 +163,13 @@ def test_bad_config_key(tmp_path):
     assert_one_line_error(run("check", "--config", str(config)), "typo_key")
 
 
+@pytest.mark.parametrize("key", ["HOST", "USERNAME", "PASSWORD", "SENDER"])
+def test_smtp_settings_with_control_characters_are_refused(tmp_path, key):
+    env = {**os.environ, f"APPLIANCE_SMTP_{key}": "portal@example.com\r\nRCPT TO:<evil@evil.example>"}
+    result = run("check", "--data-dir", str(tmp_path / "d"), env=env)
+    assert_one_line_error(result, f"[smtp] {key.lower()}: holds a control character")
+
+
 def test_bad_endpoint_string(tmp_path):
     result = run("serve", "--data-dir", str(tmp_path / "d"), "--sftp", "tcp:notaport")
     assert_one_line_error(result, "[listen] sftp: 'tcp:notaport' is not a valid endpoint string")

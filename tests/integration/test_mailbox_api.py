@@ -124,6 +124,43 @@ def test_bad_settings_get_field_errors(mail_daemon, mail_server, changes, field)
     assert reply.status == 400 and field in reply.body, reply.body
 
 
+INJECTED = "Injected"  # the folder the injected command would make
+INJECTION = f"not-it\r\nA1 LOGIN {USER} {PASSWORD}\r\nA2 CREATE {INJECTED}\r\nA3 LOGOUT"
+
+
+@pytest.mark.parametrize("field", ["password", "username", "folder", "host", "move_to"])
+def test_control_characters_in_what_reaches_the_mail_server_are_refused(mail_daemon, mail_server, field):
+    api = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
+    changes = {field: f"x\r\nA2 CREATE {INJECTED}"}
+    if field == "move_to":
+        changes["after"] = "move"
+    reply = api.post("mailboxes/", settings(mail_server, name=f"Injected {field}", **changes))
+    assert reply.status == 400, reply.body
+    assert "control character" in reply.body[field][0] and "line break" in reply.body[field][0]
+    assert api.get("mailboxes/").body["count"] == 0 or all(
+        m["name"] != f"Injected {field}" for m in api.get("mailboxes/").body["results"]
+    )
+
+
+def test_a_stored_password_with_crlf_reaches_dovecot_as_one_argument(mail_daemon, mail_server):
+    """A row saved before such passwords were refused (planted here): the password goes to
+    Dovecot as one IMAP string, so Dovecot sees one failed LOGIN and runs nothing else."""
+    api = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
+    mailbox = api.post("mailboxes/", settings(mail_server, name="Planted password")).body
+    mail_daemon.execute(
+        "UPDATE mailboxes SET password_encrypted=? WHERE id=?", mail_daemon.seal(INJECTION), mailbox["id"]
+    )
+    run = wait_for_run(api, mailbox["id"], api.post(f"mailboxes/{mailbox['id']}/run/").body["run"])
+    assert run["status"] == "failed" and "refused the username or password" in run["error"], run
+    conn = mail_server.client()
+    try:
+        _, folders = conn.list()
+    finally:
+        conn.logout()
+    assert not any(INJECTED.encode() in line for line in folders), folders
+    assert not (mail_server.maildir / f".{INJECTED}").exists()
+
+
 def test_mailboxes_are_for_admins_of_their_own_organisation(mail_daemon, mail_server):
     admin = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
     mailbox = admin.post("mailboxes/", settings(mail_server, name="Private")).body

@@ -171,6 +171,14 @@ def test_bad_credentials_and_missing_folders_are_refused_at_creation(gateway, re
     assert not names & {"Wrong key", "No folder", "Closed", "Nowhere", "Metadata"}
 
 
+@pytest.mark.parametrize("field", ["host", "username", "password", "path"])
+def test_control_characters_in_what_reaches_the_remote_are_refused(gateway, remote, field):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    reply = admin.post("sources/", source_body(remote, f"Injected {field}", **{field: "files\r\nrm -rf /\x00"}))
+    assert reply.status == 400, reply.body
+    assert any(f"config.{field} holds a control character" in m for m in reply.body["config"]), reply.body
+
+
 def test_a_changed_remote_host_key_is_refused_with_both_fingerprints(gateway, remote, source, tmp_path):
     make_user(gateway, source, "rekeyed")
     pinned = source["config"]["host_key_fingerprint"]

@@ -69,6 +69,14 @@ def make_user(gateway, source: dict, username: str, **extra) -> None:
     assert reply.status == 201, reply.body
 
 
+@pytest.mark.parametrize("field", ["endpoint", "bucket", "prefix", "access_key", "secret_key"])
+def test_control_characters_in_what_reaches_the_bucket_are_refused(gateway, s3, field):
+    admin = signed_in(gateway, "admin", ADMIN_PASSWORD)
+    reply = admin.post("sources/", source_body(s3, f"Injected {field}", **{field: "x\r\nX-Injected: 1\x85"}))
+    assert reply.status == 400, reply.body
+    assert any(f"config.{field} holds a control character" in m for m in reply.body["config"]), reply.body
+
+
 def test_the_source_is_created_checked_with_its_secret_hidden(gateway, s3, source):
     assert source["type"] == "s3" and source["status"] == "ok", source
     config = source["config"]

@@ -23,8 +23,12 @@ the next fills (so at most about two parts in memory); a file smaller than one
 part is a single PUT. The object appears only when the upload completes; an
 interrupted upload is aborted (its parts dropped). Renames copy then delete
 (folders key by key); set_times is accepted and ignored (S3 keeps the upload
-time). The endpoint's host goes through netcheck when the client is made and on
-every check; botocore resolves it again for its connections.
+time). The endpoint's host goes through netcheck when the client is made, and every
+connection botocore opens goes to an address netcheck checked for that connection
+(netcheck.pin_botocore: no DNS rebinding between the check and the connection). Keys
+are percent-encoded into the URL by botocore, the bucket name is checked by botocore
+and the endpoint, access key and prefix refused with control characters at save and
+before use (a header value with CR LF is refused by http.client as well).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from twisted.python.failure import Failure
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
+from ..validation import control_characters
 from .quota import Limits
 from .remote_io import RemoteDownload, RemoteUpload
 from .sealed import SealedSecrets
@@ -113,6 +118,10 @@ def s3_error(e: BaseException, path: str, bucket: Bucket) -> ApplianceError:
         return e
     from botocore import exceptions as bx  # imported with botocore, on the network pool
 
+    if isinstance(e, bx.HTTPClientError) and isinstance(e.kwargs.get("error"), ApplianceError):
+        refused = e.kwargs["error"]  # the address check of a connection (netcheck.pin_botocore)
+        return S3Problem(refused.message, "endpoint") if isinstance(refused, Invalid) else refused
+
     if isinstance(e, bx.ClientError):
         error = e.response.get("Error", {})
         code = str(error.get("Code", ""))
@@ -182,7 +191,7 @@ def s3_error(e: BaseException, path: str, bucket: Bucket) -> ApplianceError:
     return Unavailable(f"The S3 storage failed on {path}: {e}")
 
 
-def _make_client(bucket: Bucket):
+def _make_client(bucket: Bucket, destinations: netcheck.Destinations):
     """A botocore S3 client (blocking: loads botocore's models; call on a thread)."""
     import botocore.config
     import botocore.session
@@ -211,29 +220,37 @@ def _make_client(bucket: Bucket):
     if bucket.credentials is not None:  # temporary keys of a sign-in, fetched on first use and before they expire
         bucket.credentials.install(session)
         keys = {}
-    return session.create_client("s3", endpoint_url=bucket.endpoint, verify=bucket.verify_tls, config=config, **keys)
+    client = session.create_client("s3", endpoint_url=bucket.endpoint, verify=bucket.verify_tls, config=config, **keys)
+    return netcheck.pin_botocore(client, destinations, bucket.allow_loopback)
 
 
 class S3Client:
     """One source's bucket: a botocore client made on first use, calls on the network pool."""
 
-    def __init__(self, threads, bucket: Bucket):
+    def __init__(self, threads, bucket: Bucket, destinations: netcheck.Destinations):
         self._threads = threads
+        self._destinations = destinations
         self.bucket = bucket
         self._client = None
         self._making: Deferred | None = None
 
     async def client(self):
         if self._client is None:
+            stored = [v for v in (self.bucket.endpoint, self.bucket.bucket, self.bucket.prefix, self.bucket.access_key)
+                      if control_characters(v)]  # fmt: skip
+            if stored:  # saved before such values were refused: never sent on
+                raise S3Problem(
+                    "The source's stored settings hold a control character: an admin must enter them again."
+                )
             hosts, port = self.bucket.hosts()
             for host in hosts:
                 try:
-                    await self._threads.work(netcheck.resolve_allowed, host, port, self.bucket.allow_loopback)
+                    await self._threads.work(self._destinations.allowed, host, port, self.bucket.allow_loopback)
                 except Invalid as e:
                     raise S3Problem(e.message, "endpoint") from None
                 except Unavailable as e:
                     raise S3Problem(e.message, "endpoint") from None
-            client = await self._threads.net(_make_client, self.bucket)
+            client = await self._threads.net(_make_client, self.bucket, self._destinations)
             if self._client is None:
                 self._client = client
         return self._client
@@ -692,8 +709,9 @@ class S3Writer(RemoteUpload):
 class S3Sources:
     """One client per S3 source, made on first use and replaced when its config changes."""
 
-    def __init__(self, reactor, threads, secrets, allow_loopback: bool, identities=None):
+    def __init__(self, reactor, threads, secrets, allow_loopback: bool, identities, destinations):
         self._threads = threads
+        self.destinations = destinations  # netcheck.Destinations: where connections may go
         self.identities = identities  # WebIdentities (s3_credentials.py): sources that sign in with OpenID Connect
         self._sealed = SealedSecrets(secrets)
         self.seal = self._sealed.seal
@@ -732,13 +750,13 @@ class S3Sources:
         if client is None or client.bucket != bucket:
             if client is not None:
                 client.close()
-            client = self._clients[source.id] = S3Client(self._threads, bucket)
+            client = self._clients[source.id] = S3Client(self._threads, bucket, self.destinations)
         return client
 
     async def check(self, bucket: Bucket) -> None:
         """The host allowed, the endpoint reachable, the credentials accepted, the bucket
         there and listable. Raises S3Problem (or another ApplianceError) saying what is wrong."""
-        client = S3Client(self._threads, bucket)
+        client = S3Client(self._threads, bucket, self.destinations)
         try:
             prefix = bucket.prefix + "/" if bucket.prefix else ""
             try:

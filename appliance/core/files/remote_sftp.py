@@ -28,6 +28,7 @@ from twisted.python.failure import Failure
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from .. import netcheck
+from ..validation import control_characters
 from .quota import Limits
 from .remote_io import RemoteDownload, RemoteUpload
 from .sealed import SealedSecrets
@@ -302,12 +303,20 @@ class _Factory(protocol.ClientFactory):
         self.attempt.fail(RemoteProblem(message))
 
 
-async def connect(reactor, threads, remote: Remote) -> _Attempt:
-    """Resolve (refusing disallowed addresses), connect, check the host key, sign in,
-    start SFTP. Raises RemoteProblem (or Invalid for a refused host)."""
-    addresses = await threads.work(netcheck.resolve_allowed, remote.host, remote.port, remote.allow_loopback)
+async def connect(reactor, threads, destinations: netcheck.Destinations, remote: Remote) -> _Attempt:
+    """Resolve (refusing disallowed addresses), connect to the address checked, check the
+    host key, sign in, start SFTP. Raises RemoteProblem (or Invalid for a refused host).
+    The username and paths travel as SSH strings (length first), which no character can
+    end early; a control character in a stored one (saved before they were refused) is
+    refused here all the same, as a remote server may cut a path at a NUL."""
+    for field, value in (("username", remote.username), ("path", remote.path)):
+        if control_characters(value):
+            raise RemoteProblem(
+                f"The source's stored {field} holds a control character: an admin must enter it again.", field
+            )
+    address = await threads.work(destinations.address, remote.host, remote.port, remote.allow_loopback)
     attempt = _Attempt(remote)
-    connector = reactor.connectTCP(addresses[0], remote.port, _Factory(attempt), timeout=CONNECT_TIMEOUT)
+    connector = reactor.connectTCP(address, remote.port, _Factory(attempt), timeout=CONNECT_TIMEOUT)
     timer = reactor.callLater(
         CONNECT_TIMEOUT,
         lambda: attempt.fail(RemoteProblem(f"{remote.name} did not complete the SSH sign-in in time.")),
@@ -329,9 +338,10 @@ async def connect(reactor, threads, remote: Remote) -> _Attempt:
 class SftpPool:
     """A few connections to one remote server, opened on demand, replaced when dropped."""
 
-    def __init__(self, reactor, threads, remote: Remote, size: int = POOL_SIZE):
+    def __init__(self, reactor, threads, destinations: netcheck.Destinations, remote: Remote, size: int = POOL_SIZE):
         self._reactor = reactor
         self._threads = threads
+        self._destinations = destinations
         self.remote = remote
         self._size = size
         self._live: list[_Attempt] = []
@@ -361,7 +371,7 @@ class SftpPool:
             self._opening.addBoth(self._opened)
 
     async def _open(self) -> _Attempt:
-        attempt = await connect(self._reactor, self._threads, self.remote)
+        attempt = await connect(self._reactor, self._threads, self._destinations, self.remote)
         attempt.on_lost = lambda: self._live.remove(attempt) if attempt in self._live else None
         return attempt
 
@@ -755,9 +765,10 @@ def temp_name() -> str:
 class RemoteSources:
     """One pool per remote SFTP source, made on first use and replaced when its config changes."""
 
-    def __init__(self, reactor, threads, secrets, allow_loopback: bool):
+    def __init__(self, reactor, threads, secrets, allow_loopback: bool, destinations: netcheck.Destinations):
         self._reactor = reactor
         self._threads = threads
+        self._destinations = destinations
         self._sealed = SealedSecrets(secrets)
         self.seal = self._sealed.seal
         self.open = self._sealed.open
@@ -788,13 +799,13 @@ class RemoteSources:
         if pool is None or pool.remote != remote:
             if pool is not None:
                 pool.close()
-            pool = self._pools[source.id] = SftpPool(self._reactor, self._threads, remote)
+            pool = self._pools[source.id] = SftpPool(self._reactor, self._threads, self._destinations, remote)
         return pool
 
     async def check(self, remote: Remote) -> str:
         """Connect, sign in, find the folder; the host key's fingerprint. Raises
         RemoteProblem (or Invalid/Unavailable from the host check) saying what is wrong."""
-        attempt = await connect(self._reactor, self._threads, remote)
+        attempt = await connect(self._reactor, self._threads, self._destinations, remote)
         try:
             base = remote.base()
             try:

@@ -14,7 +14,8 @@ admin signs in again.
 Requests to the provider are plain form POSTs (urllib) on the network pool with a
 timeout, the client authenticated with HTTP Basic (client_secret_basic, RFC 6749
 2.3.1), or only by its client_id in the form for a public client (no secret: PKCE
-alone). Hosts go through netcheck before each request, like the S3 endpoint.
+alone). Every connection, to the provider and to STS, goes to an address netcheck
+checked for it (netcheck.http_handlers, netcheck.pin_botocore), like the S3 endpoint's.
 """
 
 from __future__ import annotations
@@ -95,11 +96,11 @@ class ProviderError(Invalid):
         self.code = code
 
 
-def check_host(url: str, allow_loopback: bool) -> None:
-    """netcheck on the URL's host (blocking: DNS)."""
+def check_host(url: str, destinations: netcheck.Destinations, allow_loopback: bool) -> None:
+    """netcheck on the URL's host (blocking: DNS), to refuse a settings form early."""
     parts = urllib.parse.urlsplit(url)
-    netcheck.resolve_allowed(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80),
-                             allow_loopback)  # fmt: skip
+    destinations.allowed(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80),
+                         allow_loopback)  # fmt: skip
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -107,10 +108,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a token endpoint answers, it does not send the secret elsewhere
 
 
-def token_request(url: str, form: dict, client_id: str, client_secret: str, allow_loopback: bool) -> dict:
+def token_request(url: str, form: dict, client_id: str, client_secret: str,
+                  destinations: netcheck.Destinations, allow_loopback: bool) -> dict:  # fmt: skip
     """POST `form` to the token endpoint (blocking: call on the network pool); the JSON reply,
-    or ProviderError with the provider's error, or Unavailable when it cannot be reached."""
-    check_host(url, allow_loopback)
+    or ProviderError with the provider's error, or Unavailable when it cannot be reached
+    (Invalid when the host's address is refused: checked for the connection itself)."""
     form = dict(form)
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
     if client_secret:
@@ -119,7 +121,7 @@ def token_request(url: str, form: dict, client_id: str, client_secret: str, allo
     else:
         form["client_id"] = client_id
     request = urllib.request.Request(url, urllib.parse.urlencode(form).encode(), headers, method="POST")
-    opener = urllib.request.build_opener(_NoRedirect)
+    opener = urllib.request.build_opener(_NoRedirect, *netcheck.http_handlers(destinations, allow_loopback))
     host = urllib.parse.urlsplit(url).netloc
     try:
         with opener.open(request, timeout=TIMEOUT) as response:
@@ -167,7 +169,8 @@ def provider_error(code: str, description: str, refreshing: bool = False) -> Pro
 # -- STS --------------------------------------------------------------------------------------
 
 
-def assume_role(endpoint: str, region: str, role_arn: str, session_name: str, token: str, verify_tls: bool) -> dict:
+def assume_role(endpoint: str, region: str, role_arn: str, session_name: str, token: str, verify_tls: bool,
+                destinations: netcheck.Destinations, allow_loopback: bool) -> dict:  # fmt: skip
     """Temporary keys for a web identity token (blocking: call on the network pool).
     AssumeRoleWithWebIdentity is an unsigned call; without a role ARN (MinIO's claim-based
     policies) none is sent."""
@@ -186,6 +189,7 @@ def assume_role(endpoint: str, region: str, role_arn: str, session_name: str, to
         user_agent_appid="appliance",
     )
     client = botocore.session.Session().create_client("sts", endpoint_url=endpoint, verify=verify_tls, config=config)
+    netcheck.pin_botocore(client, destinations, allow_loopback)
     kwargs = {"RoleSessionName": session_name, "WebIdentityToken": token, "DurationSeconds": DURATION}
     if role_arn:
         kwargs["RoleArn"] = role_arn
@@ -199,6 +203,9 @@ def assume_role(endpoint: str, region: str, role_arn: str, session_name: str, to
             "the provider (and config.oauth.role_arn)."
         ) from None
     except bx.BotoCoreError as e:
+        refused = e.kwargs.get("error") if isinstance(e, bx.HTTPClientError) else None
+        if isinstance(refused, Invalid | Unavailable):  # the address check of the connection
+            raise Unavailable(f"The STS service at {endpoint} may not be reached: {refused.message}") from None
         raise Unavailable(f"The STS request to {endpoint} failed: {e}") from None
     finally:
         client.close()
@@ -247,6 +254,7 @@ class WebIdentity:
                     {"grant_type": "refresh_token", "refresh_token": self._refresh_token},
                     self._client_id,
                     self._client_secret,
+                    self._owner.destinations,
                     self._owner.allow_loopback,
                 )
             except ProviderError as e:
@@ -262,9 +270,8 @@ class WebIdentity:
             token = tokens.get("id_token") or tokens.get("access_token")
             if not isinstance(token, str) or not token:
                 raise Unavailable("The provider's token endpoint gave neither an id_token nor an access_token.")
-            check_host(self._sts_endpoint, self._owner.allow_loopback)
-            found = assume_role(self._sts_endpoint, self._region, self._role_arn,
-                                f"appliance-source-{self.source_id}", token, self._verify_tls)  # fmt: skip
+            found = assume_role(self._sts_endpoint, self._region, self._role_arn, f"appliance-source-{self.source_id}",
+                                token, self._verify_tls, self._owner.destinations, self._owner.allow_loopback)  # fmt: skip
             expiration = found["Expiration"]
             if not isinstance(expiration, datetime):
                 expiration = datetime.fromisoformat(str(expiration).replace("Z", "+00:00"))
@@ -300,8 +307,9 @@ class WebIdentities:
     """The sources' identities, one per source and sign-in; what they learn at refresh time
     (a rotated refresh token, a refused sign-in) is written back to the source."""
 
-    def __init__(self, reactor, store, sealed, allow_loopback: bool):
+    def __init__(self, reactor, store, sealed, allow_loopback: bool, destinations: netcheck.Destinations):
         self._reactor = reactor
+        self.destinations = destinations
         self._store = store
         self._sealed = sealed  # SealedSecrets
         self.allow_loopback = allow_loopback
