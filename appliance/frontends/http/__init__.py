@@ -11,6 +11,7 @@ from .api import ApplianceRequest, reply
 from .bans import BansApi
 from .console import ConsoleResource
 from .files import FilesApi
+from .gate import ApplianceChannel, Gate
 from .openapi import document
 from .operator import OperatorApi
 from .ops import OpsApi
@@ -143,5 +144,7 @@ def http_site(core, wrap=None) -> Site:
         parsePOSTFormSubmission=False,
     )
     site.displayTracebacks = False
+    site.protocol = ApplianceChannel  # HTTP/1.1 only, every request through the gate
+    site.gate = Gate([("/api/portal" + prefix, api) for prefix, api in root.mounts()])
     site.keep_partial_body = root.tus_api.keep_partial_body  # see ApplianceRequest
     return site
