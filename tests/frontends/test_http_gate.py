@@ -214,11 +214,12 @@ def test_a_tus_patch_to_someone_elses_upload_is_refused_before_its_body(gated):
     assert_refused_early(offer(gated, head), 413)
 
 
-def test_over_long_request_lines_and_headers_get_a_4xx_and_the_connection_closes(gated):
+def test_over_long_or_broken_request_heads_get_a_4xx_and_the_connection_closes(gated):
     for head, status in (
         (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
         (b"GET / HTTP/1.1\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n", 431),
         (b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: %s\r\n" % (n, b"a" * 4000) for n in range(5)) + b"\r\n", 431),
+        (b"GET / HTTP/1.1\r\nNo colon here\r\n\r\n", 400),  # not HTTP: a whole reply too
     ):
         sock = socket.create_connection(("127.0.0.1", gated.http_port), timeout=30)
         sock.sendall(head)
