@@ -134,7 +134,7 @@ def cmd_check(args) -> int:
         return 1
     data_dir = DataDir(settings.data_path)
     to_try = []
-    for what in ("http", "https", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp", "ops"):
         for description in getattr(settings.listen, what):
             if description.startswith("systemd:"):
                 if "LISTEN_FDS" not in os.environ:
@@ -213,7 +213,7 @@ def cmd_serve(args) -> int:
     log = Logger("appliance")
 
     settings = _load_settings(args)
-    for what in ("http", "https", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp", "ops"):
         override = getattr(args, what)
         if override:
             setattr(settings.listen, what, override)
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the daemon in the foreground")
     common(serve)
-    for what in ("http", "https", "sftp", "ftp"):
+    for what in ("http", "https", "sftp", "ftp", "ops"):
         serve.add_argument(
             f"--{what}", action="append", metavar="EP", help=f"{what.upper()} listener (Twisted endpoint; repeatable)"
         )

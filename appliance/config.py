@@ -35,6 +35,9 @@ class ListenSettings:
     https: list[str] = field(default_factory=list)  # endpoints wrapped in the appliance's TLS
     sftp: list[str] = field(default_factory=lambda: ["tcp:2222"])  # endpoints of the SFTP (and scp) server
     ftp: list[str] = field(default_factory=lambda: ["tcp:2121"])  # endpoints of the FTP control port
+    ops: list[str] = field(
+        default_factory=lambda: ["tcp:9180:interface=127.0.0.1"]
+    )  # /healthz, /readyz, /metrics in full (keep it private)
 
 
 @dataclass
@@ -59,7 +62,7 @@ class SftpSettings:
 class TlsSettings:
     certificate: str = ""  # PEM (with chain); empty: the self-signed one in the data dir
     private_key: str = ""  # PEM key of the certificate (set both or neither)
-    redirect_http: bool = True  # with an HTTPS listener, plain HTTP redirects to it (ops endpoints excepted)
+    redirect_http: bool = True  # with an HTTPS listener, plain HTTP redirects to it (/healthz, /readyz excepted)
 
 
 @dataclass
@@ -256,7 +259,7 @@ def _validate(settings: Settings) -> None:
             ) from None
     if bool(settings.tls.certificate) != bool(settings.tls.private_key):
         raise ConfigError(f"{origin}: [tls] certificate and private_key go together: set both or neither")
-    for name in ("http", "https", "sftp", "ftp"):
+    for name in ("http", "https", "sftp", "ftp", "ops"):
         for endpoint in getattr(settings.listen, name):
             if not endpoint.strip():
                 raise ConfigError(f"{origin}: [listen] {name}: an empty endpoint string")

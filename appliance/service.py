@@ -142,7 +142,7 @@ class ApplianceService(service.MultiService):
 def build_service(settings: Settings, reactor) -> ApplianceService:
     """Everything the daemon runs, ready to start."""
     from .frontends.ftp import ftp_factory
-    from .frontends.http import http_site
+    from .frontends.http import http_site, ops_site
     from .frontends.http.redirect import redirect_site
     from .frontends.sftp import sftp_factory
 
@@ -157,6 +157,7 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
         ("HTTPS", settings.listen.https, lambda core: TLSMemoryBIOFactory(core.tls, False, http_site(core))),
         ("SFTP", settings.listen.sftp, sftp_factory),
         ("FTP", settings.listen.ftp, ftp_factory),
+        ("ops", settings.listen.ops, ops_site),
     ):
         for description in descriptions:
             planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .helpers import Daemon, make_daemon
+
+# The ops listener's default port (9180) would be shared by every daemon a test starts,
+# here and in other test runs on this machine: none unless a test asks (make_daemon does).
+os.environ.setdefault("APPLIANCE_LISTEN_OPS", "")
 
 
 @pytest.fixture(scope="module")

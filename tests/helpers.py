@@ -139,6 +139,7 @@ class Daemon:
     log_path: Path | None = None
     env: dict = field(default_factory=dict)
     extra_args: list = field(default_factory=list)  # more `serve` flags, e.g. --https
+    ops_port: int = field(default_factory=free_port)  # the ops listener: /readyz and /metrics in full
 
     # -- the database, for arranging tests --------------------------------------
 
@@ -279,6 +280,8 @@ class Daemon:
                 f"tcp:{self.sftp_port}:interface=127.0.0.1",
                 "--ftp",
                 f"tcp:{self.ftp_port}:interface=127.0.0.1",
+                "--ops",
+                f"tcp:{self.ops_port}:interface=127.0.0.1",
                 *self.extra_args,
             ],
             stdout=log,
@@ -286,7 +289,7 @@ class Daemon:
             env=self.env,
             cwd=self.data_dir.parent,
         )
-        for port in (self.http_port, self.sftp_port, self.ftp_port):
+        for port in (self.http_port, self.sftp_port, self.ftp_port, self.ops_port):
             try:
                 # generous: a loaded CI machine can take long to import everything
                 wait_for_port(port, self.process, timeout=90)

@@ -589,6 +589,18 @@ class Visit:
             await self._shares._refused(self.share, self.address, LIMIT_REACHED)
             raise Gone(LIMIT_REACHED)
 
+    async def check_upload(self, size: int | None) -> int | None:
+        """May a visitor upload `size` bytes (None: not known yet) into this drop box now:
+        asked before the request's body is read. Returns the room left in the owner's
+        quota (None: no byte quota)."""
+        self._require("upload")
+        if not self.share.upload_only:
+            raise PermissionDenied(NOT_A_DROP_BOX)
+        await self._stat()
+        files = await self._session()
+        with self._as_visitor():
+            return await files.check_receive(self.share.path, size)
+
     async def open_upload(self, filename: str) -> Writer:
         """An upload into a drop box, under the file's own name, or `name (n).ext`
         when that is taken: a visitor never replaces a file."""

@@ -8,12 +8,16 @@ import subprocess
 import urllib.error
 import urllib.request
 
+from appliance.config import load
+
 from ..helpers import ADMIN_PASSWORD
 
 
-def get(daemon, path: str) -> tuple[int, bytes]:
+def get(daemon, path: str, public: bool = False) -> tuple[int, bytes]:
+    """GET from the ops listener, or with `public` from the public HTTP listener."""
+    port = daemon.http_port if public else daemon.ops_port
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{daemon.http_port}{path}", timeout=10) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as reply:
             return reply.status, reply.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -29,6 +33,25 @@ def test_health_and_readiness(fresh_daemon):
     report = json.loads(body)
     assert status == 503 and report["status"] == "failing"
     assert any("Default" in name and problem == "folder missing" for name, problem in report["checks"].items())
+    # the public listener says only that: no organisation, no source
+    assert get(fresh_daemon, "/readyz", public=True) == (503, b'{"status": "failing"}')
+
+
+def test_the_public_listener_tells_anyone_only_whether_it_is_alive_and_ready(fresh_daemon):
+    fresh_daemon.add_organisation("Secret Tenant")
+    assert get(fresh_daemon, "/healthz", public=True) == (200, b'{"status": "ok"}')
+    assert get(fresh_daemon, "/readyz", public=True) == (200, b'{"status": "ok"}')
+    status, body = get(fresh_daemon, "/metrics", public=True)
+    assert status == 404 and b"appliance_" not in body
+    status, body = get(fresh_daemon, "/readyz")  # the ops listener names them
+    assert status == 200 and b"Default" in body and b"organisation 2" in body
+    assert get(fresh_daemon, "/metrics")[0] == 200
+    assert get(fresh_daemon, "/no/such/thing")[0] == 404
+
+
+def test_the_ops_listener_is_loopback_only_by_default():
+    settings = load(environ={})
+    assert settings.listen.ops == ["tcp:9180:interface=127.0.0.1"]
 
 
 def test_metrics_count_what_happens(fresh_daemon):

@@ -291,7 +291,7 @@ def test_a_full_data_disk_shows_in_readyz_and_sign_ins_say_why(tmp_path):
     daemon = None
     try:
         daemon = make_daemon(tmp_path)
-        ready = f"http://127.0.0.1:{daemon.http_port}/readyz"
+        ready = f"http://127.0.0.1:{daemon.ops_port}/readyz"
         assert urllib.request.urlopen(ready).status == 200
         with open(disk / "filler", "wb") as f:
             try:

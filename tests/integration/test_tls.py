@@ -112,6 +112,11 @@ def test_plain_http_redirects_to_https_but_health_checks_answer(https_daemon):
     assert head("/fileviewer")["location"] == f"https://127.0.0.1:{https}/fileviewer"
     # a forged Host header cannot send the browser elsewhere, nor can a scheme-relative path
     assert head("/", "-H", "Host: evil.example/x?")["location"] == f"https://127.0.0.1:{https}/"
+    # nor a well-formed one: the redirect always names [server] public_hostname
+    assert head("/api/portal/initialized/", "-H", "Host: evil.example")["location"] == (
+        f"https://127.0.0.1:{https}/api/portal/initialized/"
+    )
+    assert head("/metrics")["status"] == 404  # on the ops listener only
     assert head("//evil.example/")["location"] == f"https://127.0.0.1:{https}/"
     assert head("/healthz")["status"] == 200
     # a client that follows it arrives

@@ -124,6 +124,17 @@ class UploadState:
     complete: bool
 
 
+def _owned(row: UploadRow, account: Account) -> bool:
+    """Is the upload the caller's own (same profile, source and home as when it began)?"""
+    return (
+        row.org_id == account.organisation.id
+        and row.profile_id == account.profile.id
+        and account.source is not None
+        and row.source_id == account.source.id
+        and row.home == account.profile.home
+    )
+
+
 class ResumableUploads:
     def __init__(
         self,
@@ -326,6 +337,19 @@ class ResumableUploads:
             return await self._complete(account, protocol, address, files, row)
         return self._state(row)
 
+    async def check_append(self, account: Account, upload_id: str, size: int | None) -> int:
+        """May `size` bytes (None: not known yet) be appended to the caller's upload now:
+        asked before a PATCH's body is read. Returns how many bytes the upload still takes."""
+        row = await self._store.run(upload_queries.get_upload, upload_id)
+        if row is not None and self._expired(row):
+            raise Gone("The upload expired: start it again.")  # append() removes it, under the lock
+        if row is None or not _owned(row, account):
+            raise NotFound(NO_SUCH_UPLOAD)
+        remaining = row.length - row.offset
+        if size is not None and size > remaining:
+            raise TooLarge(f"That is more than the upload's length of {row.length} bytes.")
+        return remaining
+
     async def terminate(self, account: Account, protocol: str, address: str, upload_id: str) -> None:
         """Cancel an upload: its partial file and row go; the target is untouched."""
         async with self.exclusive(upload_id):
@@ -386,14 +410,7 @@ class ResumableUploads:
     async def _reachable(self, account: Account, upload_id: str) -> UploadRow:
         """The caller's own upload; 404 for anyone else's, 410 when expired."""
         row = await self._store.run(upload_queries.get_upload, upload_id)
-        if (
-            row is None
-            or row.org_id != account.organisation.id
-            or row.profile_id != account.profile.id
-            or account.source is None
-            or row.source_id != account.source.id
-            or row.home != account.profile.home
-        ):
+        if row is None or not _owned(row, account):
             raise NotFound(NO_SUCH_UPLOAD)
         if self._expired(row):
             await self._discard(row)

@@ -436,6 +436,22 @@ class FileSession:
             self.limits.release(size + reserved)
         return replaced
 
+    async def check_receive(self, folder: str, size: int | None, *, overwrite: bool = False) -> int | None:
+        """May files of `size` bytes in all (None: not known yet) be uploaded into
+        `folder` now: the upload permission (or overwrite, when asked and that is all
+        the profile has), a writable source and room in the quota. Asked before a
+        request body is read, so nothing arrives that could not be kept. Returns the
+        bytes the quota still has room for (None: no byte quota)."""
+        folder = self.normalise(folder)
+        permissions = self.account.profile.permissions
+        self._require("overwrite" if overwrite and "upload" not in permissions else "upload", folder)
+        if not overwrite:
+            self.limits.check_new_file()
+        if size is not None:  # a check only, as in check_upload: nothing is pending yet
+            self.limits.grow(size, 0)
+            self.limits.release(size)
+        return self.limits.room(0)
+
     async def _replaced_size(self, parts: list[str]) -> int | None:
         """The size of the file an upload to `parts` would replace (None: nothing there);
         a folder there is refused. Each kind of source finds it its own way."""

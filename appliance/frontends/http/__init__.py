@@ -11,16 +11,19 @@ from .api import ApplianceRequest, reply
 from .bans import BansApi
 from .console import ConsoleResource
 from .files import FilesApi
+from .gate import ApplianceChannel, Gate
 from .openapi import document
 from .operator import OperatorApi
-from .ops import OpsApi
+from .ops import OpsApi, ops_site
 from .portal import PortalApi
 from .shares import SharedApi, SharesApi
 from .tus import TusApi
 
+__all__ = ["http_site", "ops_site"]
+
 
 class RootApi:
-    """The site: operations endpoints, the API (each resource group a Klein app of
+    """The site: the public operations endpoints, the API (each resource group a Klein app of
     its own, mounted here), and the console for every other path."""
 
     app = Klein()
@@ -48,11 +51,12 @@ class RootApi:
 
     @app.route("/readyz", methods=["GET", "HEAD"])
     def readyz(self, request):
-        return self.ops_api.readyz(request)
+        return self.ops_api.public_readyz(request)
 
-    @app.route("/metrics", methods=["GET"])
+    @app.route("/metrics", methods=["GET", "HEAD"])
     def metrics(self, request):
-        return self.ops_api.metrics(request)
+        """Served on the ops listener only ([listen] ops)."""
+        return reply(request, {"detail": "Not found."}, 404)
 
     @app.route("/api/portal/files/tus/", branch=True)
     def tus(self, request):
@@ -143,5 +147,7 @@ def http_site(core, wrap=None) -> Site:
         parsePOSTFormSubmission=False,
     )
     site.displayTracebacks = False
+    site.protocol = ApplianceChannel  # HTTP/1.1 only, every request through the gate
+    site.gate = Gate([("/api/portal" + prefix, api) for prefix, api in root.mounts()])
     site.keep_partial_body = root.tus_api.keep_partial_body  # see ApplianceRequest
     return site

@@ -3,6 +3,7 @@ one mapping of domain errors to the console-spec's JSON error replies."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import secrets
@@ -11,6 +12,8 @@ from datetime import UTC, datetime
 
 from klein import Klein
 from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web.http import parse_qs
 from twisted.web.server import Request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import IntegerConverter
@@ -30,10 +33,11 @@ from ...errors import (
     RateLimited,
     Unavailable,
 )
+from ...threads import spawn
 
 log = Logger()
 
-MAX_JSON_BODY = 1 << 20
+MAX_JSON_BODY = 64 * 1024  # bytes of a JSON body (the gate refuses a larger one before reading it)
 MAX_PAGE = 1_000_000_000
 NOT_ALLOWED = "You do not have permission to perform this action."
 SECURITY_HEADERS = {
@@ -71,23 +75,100 @@ class ApplianceRequest(Request):
             self.setHeader(name, value)
         if self.isSecure():
             self.setHeader(b"strict-transport-security", b"max-age=31536000; includeSubDomains")
+        if self.refused:  # the gate's answer: no handler runs
+            self.site = self.channel.site
+            self.setHeader(b"connection", b"close")
+            body = self._refusal(self)
+            self.setHeader(b"content-length", str(len(body)).encode())
+            self.write(body)
+            self.finish()
+            return
         super().process()
 
-    # Twisted runs a handler only once the whole body has arrived. A resumable upload
-    # keeps the part of a body cut off by a broken connection: the site's
-    # `keep_partial_body(request, method, path, body) -> bool` (tus.py) may take it.
+    # What is read of the body is the gate's call (gate.py): site.gate decides when the
+    # headers are complete; the channel (gate.ApplianceChannel) holds or stops the reading.
+    refused = False  # answered by `_refusal`, not by a handler; the connection closes after
+    expects_continue = False  # a 100 Continue the gate held back
+    _refusal = None
+    _limit: int | None = None  # most body bytes this request may send (None: no limit)
+    _received = 0
+    _complete = False  # the whole request has arrived (or was cut short by a refusal)
+
+    @property
+    def refused_unanswered(self) -> bool:
+        return self.refused and not self._complete
+
+    def _refuse(self, answer) -> None:
+        self.refused, self._refusal = True, answer
+        self._cut_off = None
+        if self.content is not None:
+            self.content.close()
+        self.content = io.BytesIO()  # nothing of the body is kept
+        self.channel.refuse_body()
+
+    def gotLength(self, length):
+        gate = getattr(self.channel.site, "gate", None)
+        method, path = getattr(self.channel, "_command", None), getattr(self.channel, "_path", None)
+        if gate is None or method is None or path is None:
+            super().gotLength(length)
+            return
+        self.method, self.uri = method, path  # the admission checks read the query and headers
+        self.path, _, arguments = path.partition(b"?")
+        self.args = parse_qs(arguments, 1)  # as Request.requestReceived will
+        decision = gate.decide(self, method, path, length)
+        if decision.refusal is not None:
+            self.content = None
+            self._refuse(decision.refusal)
+            return
+        super().gotLength(length)
+        self._limit = decision.limit
+        if decision.admit is None:
+            self._keep_cut_off(method, path)
+            return
+        self.channel.hold_body()
+        spawn(self._admit(decision, length, method, path), "admitting a request body")
+
+    async def _admit(self, decision, length, method, path) -> None:
+        try:
+            limit = await decision.admit(self, length)
+        except Exception:  # noqa: BLE001 - every refusal (and any fault) is answered by the resource's mapping
+            failure = Failure()
+            if not self._disconnected and not self._complete:
+                self._refuse(lambda request: decision.errors(request, failure))
+                self.channel.answer_refused()
+            return
+        if self._disconnected or self._complete:
+            return
+        if length is not None and limit is not None and length > limit:
+            self._refuse(body_too_large(limit))
+            self.channel.answer_refused()
+            return
+        self._limit = limit
+        self._keep_cut_off(method, path)
+        self.channel.release_body(self.expects_continue)
+
+    def handleContentChunk(self, data):
+        if self.refused:
+            return
+        self._received += len(data)
+        if self._limit is not None and self._received > self._limit:
+            self._refuse(body_too_large(self._limit))
+            return
+        super().handleContentChunk(data)
+
+    # A resumable upload keeps the part of a body cut off by a broken connection: the
+    # site's `keep_partial_body(request, method, path, body) -> bool` (tus.py) may take it.
 
     _cut_off = None  # (keeper, method, path) while the body is arriving
 
-    def gotLength(self, length):
-        super().gotLength(length)
+    def _keep_cut_off(self, method, path) -> None:
         keeper = getattr(self.channel.site, "keep_partial_body", None)
-        method, path = getattr(self.channel, "_command", None), getattr(self.channel, "_path", None)
         if keeper is not None and method in (b"PATCH", b"POST") and path:
             self._cut_off = (keeper, method, path)
 
     def requestReceived(self, command, path, version):
         self._cut_off = None  # the body is complete: the handler gets it as usual
+        self._complete = True
         super().requestReceived(command, path, version)
 
     def connectionLost(self, reason):
@@ -102,6 +183,17 @@ class ApplianceRequest(Request):
         super().connectionLost(reason)
 
 
+def body_too_large(limit: int):
+    def answer(request) -> bytes:
+        if limit == 0:
+            detail = "This address takes no request body: send the request without one."
+        else:
+            detail = f"The request body is too large: this request may send at most {limit:,} bytes."
+        return reply(request, {"detail": detail}, 413)
+
+    return answer
+
+
 def reply(request, body, status: int = 200) -> bytes:
     request.setResponseCode(status)
     request.setHeader(b"content-type", b"application/json")
@@ -110,7 +202,7 @@ def reply(request, body, status: int = 200) -> bytes:
 
 
 def read_json(request) -> dict:
-    """The request's JSON object (at most 1 MiB)."""
+    """The request's JSON object (at most MAX_JSON_BODY bytes)."""
     length = request.getHeader(b"content-length")
     if length is not None and int(length) > MAX_JSON_BODY:
         raise Invalid(f"The request body is too large (at most {MAX_JSON_BODY} bytes).")

@@ -198,8 +198,23 @@ async def receive_uploads(threads, request, open_writer: Callable[[str], Awaitab
     return saved
 
 
+MULTIPART_FRAMING = 16 * 1024  # bytes of a multipart body that are its framing, not a file
+
+
 class FilesApi(Resource):
     app = json_api()
+    bodies = {"upload": "admit_upload"}  # the gate reads an upload's body only once this allows it
+
+    async def admit_upload(self, request, length: int | None) -> int | None:
+        """Before any byte of an upload is read: the caller, the body's kind, the permission
+        to upload into the folder and the quota for Content-Length (less its framing).
+        Returns the most bytes the body may have (None: no limit)."""
+        files = await self._files(request)
+        multipart_boundary(request)
+        overwrite = query(request, "overwrite").lower() in ("1", "true", "yes")
+        size = None if length is None else max(0, length - MULTIPART_FRAMING)
+        room = await files.check_receive(self._path(request), size, overwrite=overwrite)
+        return None if room is None else room + MULTIPART_FRAMING
 
     async def _files(self, request) -> FileSession:
         account = await authenticate(self.core, request, scope="files")

@@ -83,6 +83,15 @@ class PortalApi(Resource):
     """Routes under /api/portal/ that are not a collection of their own."""
 
     app = json_api()
+    bodies = {"organisation_logo": "admit_logo"}  # not a JSON body: an image, read once allowed
+
+    async def admit_logo(self, request, length: int | None, org_id: int) -> int:
+        """Before a logo's bytes are read: an admin signed in, and a size a logo may have."""
+        await authenticate(self.core, request, admin=True)
+        limit = MAX_LOGO_BYTES + MULTIPART_SLACK
+        if length is not None and length > limit:
+            raise Invalid(TOO_LARGE, {"logo": [TOO_LARGE]})
+        return limit
 
     # -- sessions --------------------------------------------------------------------
 

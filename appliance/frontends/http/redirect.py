@@ -1,18 +1,16 @@
 """Plain HTTP when HTTPS also listens: every page and API call is redirected to
 HTTPS (308 keeps the method and body), so no password or token travels in clear.
-The operations endpoints still answer, for monitors and load balancers that
-probe plain HTTP on the host."""
+The redirect names `[server] public_hostname`, whatever Host the request says.
+The public operations endpoints (/healthz, /readyz as ready or not) still answer,
+for load balancers that probe plain HTTP on the host."""
 
 from __future__ import annotations
-
-import re
 
 from twisted.web import resource
 
 from .api import ApplianceRequest
 
 OPERATIONS = {b"/healthz", b"/readyz", b"/metrics"}
-HOSTNAME = re.compile(r"^[A-Za-z0-9.-]{1,253}$|^\[[0-9A-Fa-f:.]+\]$")
 
 
 def https_port(endpoint: str) -> int | None:
@@ -41,9 +39,7 @@ class RedirectToHttps(resource.Resource):
     def render(self, request: ApplianceRequest) -> bytes:
         if request.path in OPERATIONS:
             return self._site_root.render(request)
-        host = request.getRequestHostname().decode("ascii", "replace")
-        if not HOSTNAME.match(host):  # a forged Host header must not steer the redirect
-            host = self._public_hostname
+        host = self._public_hostname  # never the client's Host header: that would let anyone steer the redirect
         port = "" if self._port in (None, 443) else f":{self._port}"
         target = request.uri.decode("ascii", "replace")
         if not target.startswith("/") or target.startswith("//"):

@@ -13,7 +13,7 @@ import posixpath
 from ...core.shares import Visit
 from ...errors import Invalid
 from .api import Resource, authenticate, bearer, client_address, json_api, page, paging, query, read_json, reply
-from .files import entries_view, multipart_boundary, receive_uploads, send_file
+from .files import MULTIPART_FRAMING, entries_view, multipart_boundary, receive_uploads, send_file
 
 
 class SharesApi(Resource):
@@ -69,6 +69,16 @@ class SharedApi(Resource):
     """What a share link opens, without sign-in."""
 
     app = json_api()
+    bodies = {"upload": "admit_upload"}  # the gate reads a drop box upload only once this allows it
+
+    async def admit_upload(self, request, length: int | None, token: str) -> int | None:
+        """Before any byte of a drop box upload is read: the link, its password, the body's
+        kind and the owner's quota for Content-Length. The most bytes the body may have."""
+        visit = await self._visit(request, token)
+        multipart_boundary(request)
+        size = None if length is None else max(0, length - MULTIPART_FRAMING)
+        room = await visit.check_upload(size)
+        return None if room is None else room + MULTIPART_FRAMING
 
     async def _visit(self, request, token: str) -> Visit:
         password = request.getHeader(b"x-share-password")

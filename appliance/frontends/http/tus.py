@@ -171,6 +171,23 @@ def upload_id_of(path: bytes) -> str | None:
 
 class TusApi(Resource):
     app = tus_api()
+    bodies = {"append": "admit_append", "overridden": "admit_append"}  # read only once allowed
+
+    def errors(self, request, failure) -> bytes:
+        return tus_error(request, failure)
+
+    async def admit_append(self, request, length: int | None, upload_id: str) -> int:
+        """Before any byte of a PATCH is read: its headers, the caller, and that the upload is
+        theirs and takes that many bytes. The most bytes the body may have."""
+        if (
+            request.method == b"POST"
+            and (request.getHeader(b"x-http-method-override") or b"").strip().upper() != b"PATCH"
+        ):
+            return 0  # a DELETE or a mistake: no body
+        tus_headers(request)
+        patch_offset(request)
+        account, _ = await self._account(request)
+        return await self.core.uploads.check_append(account, upload_id, length)
 
     async def _account(self, request):
         account = await authenticate(self.core, request, scope="files")
