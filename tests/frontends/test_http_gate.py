@@ -171,6 +171,18 @@ def test_what_follows_a_refused_body_is_never_read_as_a_request(gated):
     assert status == 413 and rest == b""  # one reply, then the connection closed
 
 
+def test_a_client_that_sends_its_whole_body_before_reading_still_gets_the_refusal(gated):
+    # Python's http.client and requests send a body whole, then read. Closed with that
+    # body unread, the connection would be reset by the kernel and the reply lost.
+    sock = socket.create_connection(("127.0.0.1", gated.http_port), timeout=30)
+    size = 16 * 1024 * 1024  # more than the buffers of both ends hold
+    sock.sendall(post("/api/portal/token/", size) + b"{" + b" " * (size - 1))
+    status, headers, body = read_reply(sock)
+    sock.close()
+    assert status == 413 and headers.get("connection") == "close"
+    assert "at most 65,536 bytes" in json.loads(body)["detail"]
+
+
 def test_an_upload_past_the_quota_is_refused_before_its_body(gated):
     gated.add_profile("gatequota", quota_bytes=1024 * 1024)
     api = signed_in(gated, "gatequota", "user-password-1")

@@ -15,7 +15,13 @@ body is read only once the route and the caller are known:
   this upload may go ahead (permission, quota against Content-Length); it
   returns the most bytes the body may have. Only then is the body read;
 - a refusal is a complete response with Connection: close, and the connection
-  closes: what the client sent after the headers is never read as a request.
+  closes: what the client sent after the headers is never read as a request. What
+  the client is still sending is read and dropped until it has been quiet for
+  QUIET seconds, for at most LINGER seconds in all, before the close (a lingering
+  close, as Apache and nginx make): closed with bytes
+  unread, the connection would be reset by the kernel, and a client that sends
+  its whole body before reading (Python's http.client, requests) would get a
+  broken pipe instead of the reply. Dropped bytes cost no disk and no memory.
 
 Request lines and header blocks are bounded too (414, 431). The Twisted internals
 this leans on (HTTPChannel's line parsing, pausing and 100-continue) are
@@ -39,6 +45,8 @@ from .api import MAX_JSON_BODY, body_too_large, error_reply
 JSON_BODY = MAX_JSON_BODY  # bytes a JSON call's body may have
 MAX_LINE = 8 * 1024  # bytes of the request line, and of any one header line
 MAX_HEADERS = 16 * 1024  # bytes of the request line and all headers together
+LINGER = 10.0  # seconds at most that a refused body is read and dropped before the close...
+QUIET = 2.0  # ...or fewer, once the client has sent nothing for this long
 BODY_METHODS = ("POST", "PUT", "PATCH")
 
 Answer = Callable[[object], bytes]  # writes a refusal's status and headers on the request; its body
@@ -124,6 +132,8 @@ class ApplianceChannel(HTTPChannel):
     MAX_LENGTH = MAX_LINE
     totalHeadersSize = MAX_HEADERS
     _holding = False  # the current request's body waits for admission: nothing is read
+    _unread = False  # a refused request left bytes unread: linger before closing
+    _lingering = None  # (quiet, deadline): the delayed calls that end a lingering close
 
     def _answer_and_close(self, status: int, detail: str) -> None:
         body = json.dumps({"detail": detail}).encode()
@@ -132,7 +142,40 @@ class ApplianceChannel(HTTPChannel):
             b"cache-control: no-store\r\nconnection: close\r\n\r\n%s" % (STATUS_LINES[status], len(body), body)
         )
         self.paused = True  # LineReceiver reads no further line or byte of this connection
+        self._unread = True
         self.loseConnection()
+
+    def loseConnection(self):
+        """Close; after a refusal, first read and drop what the client still sends until
+        it closes, goes quiet, or LINGER seconds have passed (see the module's docstring)."""
+        if self._lingering is not None:
+            return
+        if not self._unread:
+            super().loseConnection()
+            return
+        self._networkProducer.unregisterProducer()
+        self._lingering = (self.callLater(QUIET, self._close_now), self.callLater(LINGER, self._close_now))
+        self.transport.resumeProducing()
+
+    def _close_now(self) -> None:
+        self._stop_lingering()
+        self.transport.loseConnection()
+
+    def _stop_lingering(self) -> None:
+        for call in self._lingering or ():
+            if call.active():
+                call.cancel()
+        self._lingering = None
+
+    def dataReceived(self, data):
+        if self._lingering is not None:
+            self._lingering[0].reset(QUIET)  # dropped: the reply is out, the connection closing
+        elif not (self._unread and self.paused):  # else dropped: a refused body, the reply on its way
+            super().dataReceived(data)
+
+    def connectionLost(self, reason):
+        self._stop_lingering()
+        super().connectionLost(reason)
 
     def _respondToBadRequestAndDisconnect(self):
         self._answer_and_close(400, "The request is not valid HTTP.")
@@ -175,6 +218,7 @@ class ApplianceChannel(HTTPChannel):
     def refuse_body(self) -> None:
         """Read nothing more: the request is answered with a refusal, then the connection closes."""
         self.persistent = False
+        self._unread = True
         self.paused = True
         self._networkProducer.pauseProducing()
 
