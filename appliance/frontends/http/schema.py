@@ -10,9 +10,10 @@ The JSON Schema subset the declarations use: type (one name or a list, "null"
 included), enum, minimum/maximum, minLength/maxLength, pattern, format date-time and
 email (loosely; the core parses them), maxItems, properties, required, items; and
 x-hint, a field's own message for a value of the wrong type, choice or pattern. Fields a declaration does not name are ignored (no
-handler reads them). Two rules hold for every declaration: an integer is one SQLite
-can store (and true or false is not an integer), and a string or a list has a
-bounded length (MAX_STRING, MAX_ITEMS) unless its declaration says otherwise."""
+handler reads them). Rules that hold for every declaration: an integer is one SQLite
+can store (and true or false is not an integer); a string is Unicode text (JSON can
+escape half a character) and a string or a list has a bounded length (MAX_STRING,
+MAX_ITEMS) unless its declaration says otherwise."""
 
 from __future__ import annotations
 
@@ -104,6 +105,8 @@ def _check_string(schema: dict, value: str, fail) -> None:
     limit = schema.get("maxLength", MAX_STRING)
     if len(value) > limit:
         return fail(f"Use at most {limit:,} characters.")
+    if not _unicode(value):  # JSON may escape half a character (\ud800): no file name, column or mail holds it
+        return fail("This text holds a character that is not valid Unicode (a lone \\uD800-\\uDFFF escape).")
     if len(value) < schema.get("minLength", 0):
         return fail("This field is required." if len(value) == 0 else f"Use at least {schema['minLength']} characters.")
     if "pattern" in schema and not re.search(schema["pattern"], value):
@@ -112,6 +115,14 @@ def _check_string(schema: dict, value: str, fail) -> None:
         return fail(DATE_HINT)
     if schema.get("format") == "email" and not re.fullmatch(r"[^@\s]+@[^@\s]+", value.strip()):
         return fail(EMAIL_HINT)
+
+
+def _unicode(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _moment(value: str) -> bool:
