@@ -9,10 +9,11 @@ of the kind the core expects.
 The JSON Schema subset the declarations use: type (one name or a list, "null"
 included), enum, minimum/maximum, minLength/maxLength, pattern, format date-time and
 email (loosely; the core parses them), maxItems, properties, required, items; and
-x-hint, a field's own message for a value of the wrong type, choice or pattern. Fields a declaration does not name are ignored (no
+x-hint, a field's own message for a value of the wrong type, choice or pattern.
+Fields a declaration does not name are ignored (additionalProperties is left open: no
 handler reads them). Rules that hold for every declaration: an integer is one SQLite
 can store (and true or false is not an integer); a string is Unicode text (JSON can
-escape half a character) and a string or a list has a bounded length (MAX_STRING,
+escape half a character); a string or a list has a bounded length (MAX_STRING,
 MAX_ITEMS) unless its declaration says otherwise."""
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ from datetime import datetime
 from klein import Klein
 
 from ...errors import Invalid
-from .openapi import INPUTS
+from .openapi import INPUTS, MAX_STRING, SQLITE_MAX
 
-SQLITE_MIN, SQLITE_MAX = -(2**63), 2**63 - 1
-MAX_STRING = 4096
+SQLITE_MIN = -(2**63)
 MAX_ITEMS = 1000
 DATE_HINT = "Enter a date and time like 2027-01-31T18:00:00Z."
 EMAIL_HINT = "Enter a valid email address."
