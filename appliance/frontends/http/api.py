@@ -34,6 +34,7 @@ from ...errors import (
     Unavailable,
 )
 from ...threads import spawn
+from .schema import DeclaredKlein, checked_body
 
 log = Logger()
 
@@ -202,7 +203,8 @@ def reply(request, body, status: int = 200) -> bytes:
 
 
 def read_json(request) -> dict:
-    """The request's JSON object (at most MAX_JSON_BODY bytes)."""
+    """The request's JSON object (at most MAX_JSON_BODY bytes), checked against its
+    operation's declaration (schema.py)."""
     length = request.getHeader(b"content-length")
     if length is not None and int(length) > MAX_JSON_BODY:
         raise Invalid(f"The request body is too large (at most {MAX_JSON_BODY} bytes).")
@@ -210,14 +212,14 @@ def read_json(request) -> dict:
     if len(raw) > MAX_JSON_BODY:
         raise Invalid(f"The request body is too large (at most {MAX_JSON_BODY} bytes).")
     if not raw.strip():
-        return {}
+        return checked_body(request, {})
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise Invalid("The request body is not valid JSON.") from None
     if not isinstance(body, dict):
         raise Invalid("The request body must be a JSON object.")
-    return body
+    return checked_body(request, body)
 
 
 def required(body: dict, *names: str) -> dict[str, str]:
@@ -373,7 +375,7 @@ class RowId(IntegerConverter):
 
 def json_api() -> Klein:
     """A Klein app whose every error becomes the catalogue's JSON reply."""
-    app = Klein()
+    app = DeclaredKlein()  # tells read_json which operation's declaration the body must match
     app.url_map.converters["int"] = RowId
     app.handle_errors(Exception)(lambda resource, request, failure: error_reply(request, failure))
     return app

@@ -22,74 +22,94 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 
 # operations that send mail, limited per address and account (core/ratelimit.py)
 RATE_LIMITED = {"PortalApi.reset", "ProfilesApi.create", "ProfilesApi.invite", "SharesApi.create"}
-STRING = {"type": "string"}
+# Every string, integer and list is bounded (schema.py holds bodies to these; a test
+# checks none is left unbounded): integers to what SQLite stores, texts to MAX_STRING
+# characters unless a field needs more; the core checks the finer limits with its own words.
+SQLITE_MAX = 2**63 - 1
+MAX_STRING = 4096
+STRING = {"type": "string", "maxLength": MAX_STRING}
+NULLABLE_STRING = {"type": ["string", "null"], "maxLength": MAX_STRING}
 BOOLEAN = {"type": "boolean"}
-MOMENT = {"type": ["string", "null"], "format": "date-time"}
-LIMIT = {"type": ["integer", "null"], "minimum": 0}
-TEXTS = {"type": "array", "items": STRING}
+EMAIL = {"type": "string", "format": "email", "maxLength": 254}
+MOMENT = {"type": ["string", "null"], "format": "date-time", "maxLength": 64}
+ID = {"type": "integer", "minimum": 1, "maximum": SQLITE_MAX}
+PORT = {"type": "integer", "minimum": 1, "maximum": 65535}
+LIMIT = {"type": ["integer", "null"], "minimum": 0, "maximum": SQLITE_MAX}
 
 
-def _object(required: tuple[str, ...] = (), **properties) -> dict:
-    schema = {"type": "object", "properties": properties}
+def _list(items: dict, most: int, *, nullable: bool = False) -> dict:
+    return {"type": ["array", "null"] if nullable else "array", "items": items, "maxItems": most}
+
+
+def _choices(*values: str) -> dict:
+    return {"type": "string", "enum": list(values)}
+
+
+def _object(required: tuple[str, ...] = (), nullable: bool = False, **properties) -> dict:
+    schema = {"type": ["object", "null"] if nullable else "object", "properties": properties}
     if required:
         schema["required"] = list(required)
     return schema
 
 
+# query parameters are checked by the handlers (api.paging, the files service); a URL's
+# length is bounded where the request arrives
+TEXT = {"type": "string"}
 QUERY = {
-    "path": STRING,
-    "page": {"type": "integer", "minimum": 1},
+    "path": TEXT,
+    "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000},  # api.MAX_PAGE
     "page_size": {"type": "integer", "minimum": 1, "maximum": 200},
-    "search": STRING,
+    "search": TEXT,
     "ordering": {"type": "string", "enum": ["username", "-username", "last_login", "-last_login", "created_at",
                                            "-created_at"]},
     "action": {"type": "string", "enum": list(ACTIONS)},
     "protocol": {"type": "string", "enum": ["sftp", "ftp", "web", "api", "mail", "system"]},
-    "username": STRING,
+    "username": TEXT,
     "date_from": {"type": "string", "format": "date-time"},
     "date_to": {"type": "string", "format": "date-time"},
-    "subdomain": STRING,
+    "subdomain": TEXT,
     "overwrite": BOOLEAN,
-    "access": STRING,
+    "access": TEXT,
 }  # fmt: skip
 PAGED = ("page", "page_size")
 LOG_FILTERS = (*PAGED, "search", "action", "protocol", "username", "date_from", "date_to")
 
 PROFILE = _object(
-    username=STRING, email={"type": "string", "format": "email"}, password=STRING, is_admin=BOOLEAN,
-    active=BOOLEAN, source={"type": ["integer", "null"]}, home=STRING,
-    permissions={"type": "array", "items": {"enum": ["list", "download", "upload", "overwrite", "delete", "rename",
-                                                     "mkdir"]}},
-    protocols={"type": "array", "items": {"enum": ["sftp", "ftp", "web"]}},
-    ssh_keys=TEXTS, ip_allow=TEXTS, quota_bytes=LIMIT, quota_files=LIMIT, expires_at=MOMENT,
+    username=STRING, email=EMAIL, password=NULLABLE_STRING, is_admin=BOOLEAN, active=BOOLEAN,
+    source={**ID, "type": ["integer", "null"]}, home=STRING,
+    permissions=_list(_choices("list", "download", "upload", "overwrite", "delete", "rename", "mkdir"), 50),
+    protocols=_list(_choices("sftp", "ftp", "web"), 50),
+    ssh_keys=_list({"type": "string", "maxLength": 16_384}, 100), ip_allow=_list(STRING, 1000),
+    quota_bytes=LIMIT, quota_files=LIMIT, expires_at=MOMENT,
+    require_tls={"type": ["boolean", "null"], "description": "null: as the organisation says"},
 )  # fmt: skip
 SOURCE = _object(
-    name=STRING, type={"enum": ["local", "s3", "sftp"]}, read_only=BOOLEAN,
+    name=STRING, type=_choices("local", "s3", "sftp"), read_only=BOOLEAN,
     default={"type": "boolean", "description": "true: the organisation's default source, which new profiles get "
              "(true makes it so; an organisation always has one, so false on it is refused)"},
     config=_object(path=STRING, endpoint=STRING, region=STRING, bucket=STRING, prefix=STRING, access_key=STRING,
-                   secret_key=STRING, path_style=BOOLEAN, verify_tls=BOOLEAN, host=STRING,
-                   port={"type": "integer", "minimum": 1, "maximum": 65535}, username=STRING, password=STRING,
-                   private_key=STRING, host_key_fingerprint=STRING, auth={"enum": ["keys", "oauth2"]},
-                   oauth=_object(authorize_url=STRING, token_url=STRING, client_id=STRING, client_secret=STRING,
-                                 scope=STRING, role_arn=STRING, sts_endpoint=STRING)),
+                   secret_key=STRING, path_style=BOOLEAN, verify_tls=BOOLEAN, host=STRING, port=PORT,
+                   username=STRING, password=STRING, private_key={"type": "string", "maxLength": 65_536},
+                   host_key_fingerprint=NULLABLE_STRING, auth=_choices("keys", "oauth2"),
+                   oauth=_object(nullable=True, authorize_url=STRING, token_url=STRING, client_id=STRING,
+                                 client_secret=STRING, scope=STRING, role_arn=STRING, sts_endpoint=STRING)),
 )  # fmt: skip
 MAILBOX = _object(
-    name=STRING, host=STRING, port={"type": "integer", "minimum": 1, "maximum": 65535},
-    security={"enum": ["tls", "starttls", "none"]}, verify_tls=BOOLEAN, username=STRING, password=STRING,
-    folder=STRING, source={"type": "integer"}, target_folder=STRING, keep={"enum": ["attachments", "message"]},
-    after={"enum": ["seen", "move", "delete"]}, move_to=STRING,
+    name=STRING, host=STRING, port=PORT, security=_choices("tls", "starttls", "none"), verify_tls=BOOLEAN,
+    username=STRING, password=STRING, folder=STRING, source=ID, target_folder=STRING,
+    keep=_choices("attachments", "message"), after=_choices("seen", "move", "delete"), move_to=STRING,
     interval_minutes={"type": "integer", "minimum": 1, "maximum": 1440}, enabled=BOOLEAN,
 )  # fmt: skip
-SHARE_CHANGE = {"expires_at": MOMENT, "max_downloads": {"type": ["integer", "null"], "minimum": 1},
-                "password": {"type": ["string", "null"]}}  # fmt: skip
+SHARE_CHANGE = {"expires_at": MOMENT, "max_downloads": {"type": ["integer", "null"], "minimum": 1,
+                                                        "maximum": 1_000_000_000},
+                "password": NULLABLE_STRING}  # fmt: skip
 NEW_PASSWORD = {"new_password1": STRING, "new_password2": STRING}
 
 INPUTS: dict[str, dict] = {
     "PortalApi.token": {"body": _object(("username", "password"), username=STRING, password=STRING)},
     "PortalApi.refresh": {"body": _object(("refresh",), refresh=STRING)},
-    "PortalApi.logout": {"body": _object(("refresh",), refresh=STRING)},
-    "PortalApi.reset": {"body": _object(("email",), email={"type": "string", "format": "email"})},
+    "PortalApi.logout": {"body": _object(refresh=STRING)},  # without one, nothing to end: still 200
+    "PortalApi.reset": {"body": _object(("email",), email=EMAIL)},
     "PortalApi.reset_confirm": {
         "body": _object(("uid", "token", *NEW_PASSWORD), uid=STRING, token=STRING, **NEW_PASSWORD)
     },
@@ -101,17 +121,21 @@ INPUTS: dict[str, dict] = {
             ("organisation", "username", "email", "password"),
             organisation=STRING,
             username=STRING,
-            email={"type": "string", "format": "email"},
+            email=EMAIL,
             password=STRING,
         )
     },  # fmt: skip
     "PortalApi.organisation_item": {
         "body": _object(
-            name=STRING,
+            name={**STRING, "x-hint": "Enter a name."},
             branding=BOOLEAN,
-            user_terms=STRING,
+            user_terms={"type": "string", "maxLength": 100_000},
             require_tls=BOOLEAN,
-            branding_colour={"type": ["string", "null"], "pattern": "^#[0-9A-Fa-f]{6}$"},
+            branding_colour={
+                "type": ["string", "null"],
+                "pattern": "^#[0-9A-Fa-f]{6}$",
+                "x-hint": "Enter a colour as #RRGGBB, for example #3D37FF.",
+            },
         )
     },  # fmt: skip
     "PortalApi.organisation_logo": {"upload": "logo", "raw": ("image/png", "image/jpeg", "image/svg+xml")},
@@ -127,7 +151,7 @@ INPUTS: dict[str, dict] = {
     "ProfilesApi.create": {"body": {**PROFILE, "required": ["username", "email"]}},
     "ProfilesApi.change": {"body": PROFILE},
     "SourcesApi.listing": {"query": (*PAGED, "search")},
-    "SourcesApi.create": {"body": {**SOURCE, "required": ["name", "type", "config"]}},
+    "SourcesApi.create": {"body": {**SOURCE, "required": ["name"]}},  # type: local by default
     "SourcesApi.change": {"body": SOURCE},
     "SourcesApi.callback": {
         "body": _object(("state",), state=STRING, code=STRING, error=STRING, error_description=STRING)
@@ -138,9 +162,7 @@ INPUTS: dict[str, dict] = {
     "MailboxesApi.runs": {"query": PAGED},
     "TokensApi.listing": {"query": (*PAGED, "search")},
     "TokensApi.create": {
-        "body": _object(
-            ("name",), name=STRING, scopes={"type": "array", "items": {"enum": ["files", "admin"]}}, expires_at=MOMENT
-        )
+        "body": _object(("name",), name=STRING, scopes=_list(_choices("files", "admin"), 10), expires_at=MOMENT)
     },  # fmt: skip
     "BansApi.listing": {"query": PAGED},
     "LogsApi.listing": {"query": LOG_FILTERS},
@@ -151,8 +173,8 @@ INPUTS: dict[str, dict] = {
             ("path",),
             path=STRING,
             upload_only=BOOLEAN,
-            message=STRING,
-            recipients={"type": "array", "items": {"type": "string", "format": "email"}},
+            message=NULLABLE_STRING,
+            recipients=_list(EMAIL, 50, nullable=True),
             **SHARE_CHANGE,
         )
     },  # fmt: skip
@@ -168,14 +190,12 @@ INPUTS: dict[str, dict] = {
         "body": _object(
             ("name", "admin"),
             name=STRING,
-            subdomain=STRING,
-            admin=_object(
-                ("username", "email"), username=STRING, email={"type": "string", "format": "email"}, password=STRING
-            ),
+            subdomain=NULLABLE_STRING,  # null: made from the name
+            admin=_object(("username", "email"), username=STRING, email=EMAIL, password=NULLABLE_STRING),
         )
     },  # fmt: skip
     "OperatorApi.change": {
-        "body": _object(status={"enum": ["trial", "active", "payment_missing", "deleted"]}, trial_ends_at=MOMENT)
+        "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
     "OperatorApi.logs": {"query": LOG_FILTERS[:6]},
 }
@@ -216,7 +236,9 @@ def _openapi_path(prefix: str, rule: str) -> tuple[str, list[dict]]:
                 "name": name,
                 "in": "path",
                 "required": True,
-                "schema": {"type": "integer" if converter == "int" else "string"},
+                "schema": {"type": "integer", "minimum": 0, "maximum": SQLITE_MAX}
+                if converter == "int"
+                else {"type": "string"},
             }
         )
         return "{" + name + "}"
