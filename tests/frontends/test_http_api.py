@@ -297,7 +297,7 @@ def test_api_misses_are_json_and_the_console_falls_back(daemon):
     assert miss.headers["server"] == "Appliance"
 
 
-@pytest.mark.parametrize(("body", "status"), [(b"{not json", 400), (b"[1,2]", 400), (b"x" * (64 * 1024 + 1), 413)])
+@pytest.mark.parametrize(("body", "status"), [(b"{not json", 400), (b"[1,2]", 400), (b"x" * (256 * 1024 + 1), 413)])
 def test_bad_json_bodies_get_400(daemon, body, status):
     reply = Api(daemon).post("token/", raw=body, headers={"Content-Type": "application/json"})
     assert reply.status == status

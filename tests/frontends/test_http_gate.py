@@ -120,7 +120,7 @@ def assert_refused_early(reply, status: int) -> dict:
 
 def test_token_takes_a_small_json_body_only(gated):
     body = assert_refused_early(offer(gated, post("/api/portal/token/", OFFERED)), 413)
-    assert "at most 65,536 bytes" in body["detail"]
+    assert "at most 262,144 bytes" in body["detail"]
 
 
 def test_a_chunked_body_is_counted_as_it_arrives(gated):
@@ -180,7 +180,7 @@ def test_a_client_that_sends_its_whole_body_before_reading_still_gets_the_refusa
     status, headers, body = read_reply(sock)
     sock.close()
     assert status == 413 and headers.get("connection") == "close"
-    assert "at most 65,536 bytes" in json.loads(body)["detail"]
+    assert "at most 262,144 bytes" in json.loads(body)["detail"]
 
 
 def test_an_upload_past_the_quota_is_refused_before_its_body(gated):

@@ -61,7 +61,7 @@ def test_log_date_filters_read_dates_with_an_offset_and_refuse_what_is_not_a_dat
 
 
 def test_a_deeply_nested_json_body_is_a_400(daemon):
-    body = b'{"a":' * 10_000 + b"1" + b"}" * 10_000  # within the 64 KiB a JSON body may have
+    body = b'{"a":' * 10_000 + b"1" + b"}" * 10_000  # within the 256 KiB a JSON body may have
     reply = _admin(daemon).post("profiles/", raw=body, headers={"Content-Type": "application/json"})
     assert reply.status == 400 and "JSON" in reply.body["detail"]
 

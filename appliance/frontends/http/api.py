@@ -38,7 +38,7 @@ from .schema import DeclaredKlein, checked_body
 
 log = Logger()
 
-MAX_JSON_BODY = 64 * 1024  # bytes of a JSON body (the gate refuses a larger one before reading it)
+MAX_JSON_BODY = 256 * 1024  # bytes of a JSON body (the gate refuses a larger one before reading it)
 MAX_PAGE = 1_000_000_000
 NOT_ALLOWED = "You do not have permission to perform this action."
 SECURITY_HEADERS = {
