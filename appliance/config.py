@@ -55,7 +55,7 @@ class SftpSettings:
     max_sessions_per_connection: int = 10  # SSH channels (sftp, scp) open at once on one connection
     max_open_handles: int = 256  # files and folders one SFTP session may hold open
     login_grace_time: int = 60  # seconds to authenticate before the connection is dropped
-    legacy_ciphers: bool = False  # also AES-CTR with hmac-sha2 for clients without AES-GCM (curl/libssh2 before 1.11)
+    legacy_ciphers: bool = True  # AES-CTR (HMAC-SHA2 encrypt-and-MAC, or EtM after a strict key exchange) for clients without AES-GCM (curl/libssh2 1.10); a client with AES-GCM is still offered AES-GCM alone; false: AES-GCM only
 
 
 @dataclass

@@ -316,3 +316,49 @@ def test_a_download_the_client_stops_is_logged_with_how_much_went_out(daemon, us
     [row] = rows
     assert 0 < row["bytes"] < 32 << 20
     assert row["message"].endswith(" of 33.6 MB) over FTP"), row["message"]
+
+
+def test_ftplib_mlsd_mdtm_size_rest_retr_and_appe(daemon, user, client):
+    """What Python scripts use: APPE onto a file, SIZE, MDTM, MLSD facts, REST before RETR."""
+    name = "résumé #1 100%.bin"
+    data = os.urandom(300_000)
+    client.storbinary(f"STOR {name}", io.BytesIO(data[:100_000]))
+    client.storbinary(f"APPE {name}", io.BytesIO(data[100_000:]))
+    on_disk = daemon.home(user) / name
+    assert on_disk.read_bytes() == data
+    assert client.size(name) == len(data)
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(on_disk.stat().st_mtime))
+    assert client.voidcmd(f"MDTM {name}") == f"213 {stamp}"
+    facts = dict(client.mlsd("/", facts=["type", "size", "modify"]))
+    assert facts[name] == {"type": "file", "size": str(len(data)), "modify": stamp}
+    chunks = []
+    client.retrbinary(f"RETR {name}", chunks.append, rest=123_457)
+    assert b"".join(chunks) == data[123_457:]
+
+
+def test_feat_help_and_the_commands_answered_agree(daemon, user):
+    """Every feature FEAT announces is a command answered, every command HELP lists is
+    answered (not 502), and what is refused as not implemented is in neither: STOU
+    (store under a unique name) is not offered, and says so."""
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login(user, PASSWORD)
+        code, text = ftp.cmd("FEAT")
+        assert code == 211
+        features = [line.strip() for line in text.splitlines()[1:-1]]
+        code, text = ftp.cmd("HELP")
+        assert code == 214
+        listed = set(text.splitlines()[1].split())
+        named = {f.split()[0] for f in features if f not in ("TVFS", "UTF8")}  # TVFS: path syntax; UTF8: OPTS
+        named |= {"MLSD"} if "MLST" in named else set()
+        assert named <= listed, named - listed
+        assert {"XCWD", "XCUP", "XPWD", "XMKD", "XRMD"} <= listed  # RFC 1123's aliases, answered
+        # without an argument; PASV and EPSV last, so that LIST and the like wait for no data connection
+        for command in [*sorted(listed - {"QUIT", "PASV", "EPSV"}), "PASV", "EPSV"]:
+            code, text = ftp.cmd(command)
+            assert code not in (500, 502), f"{command} is in HELP but answered {code} {text}"
+        for command in ("STOU", "STOU name.txt", "SMNT /", "ACCT x", "REIN", "LPRT 1", "LPSV", "SITE CHMOD 600 x"):
+            code, text = ftp.cmd(command)
+            assert code == 502 and ("not implemented" in text or "not supported" in text), (command, code, text)
+            assert command.split()[0] not in listed | named
+        assert ftp.cmd("OPTS UTF8 ON")[0] == 200
+        assert ftp.cmd("QUIT")[0] == 221

@@ -1,9 +1,10 @@
 """The SSH transport's ciphers, MACs and key exchange (frontends/sftp/packets.py, transport.py).
 
-Whatever a client asks, only AES-GCM is negotiated, and strict key exchange (the
+A client with AES-GCM is offered AES-GCM alone, and strict key exchange (the
 Terrapin counter-measure, CVE-2023-48795) is offered and kept to; [sftp]
-legacy_ciphers adds AES-CTR for clients without AES-GCM (curl with libssh2 1.10),
-with encrypt-and-MAC HMACs, and EtM ones only after a strict key exchange.
+legacy_ciphers (on by default) adds AES-CTR for clients without AES-GCM (curl
+with libssh2 1.10), with encrypt-and-MAC HMACs, and EtM ones only after a strict
+key exchange; with it off, only AES-GCM is negotiated.
 With OpenSSH's own client: every cipher and MAC offered moves a multi-MiB file
 both ways intact, keys renewed every MiB (rekeying) break nothing, scp works
 over AES-GCM. Without a client: sealed packets open again whatever the chunks
@@ -39,7 +40,7 @@ ETM = [b"hmac-sha2-256-etm@openssh.com", b"hmac-sha2-512-etm@openssh.com"]
 ENCRYPT_AND_MAC = [b"hmac-sha2-256", b"hmac-sha2-512"]
 CTR = [b"aes128-ctr", b"aes192-ctr", b"aes256-ctr"]
 STRICT_C = b"kex-strict-c-v00@openssh.com"
-# each cipher at least once, each MAC at least once; AES-CTR only with legacy_ciphers
+# each cipher at least once, each MAC at least once; AES-CTR only for a client without AES-GCM
 COMBINATIONS = [
     ("aes128-gcm@openssh.com", None),
     ("aes256-gcm@openssh.com", None),
@@ -53,10 +54,10 @@ LEGACY_COMBINATIONS = [
 
 
 @pytest.fixture(scope="module")
-def legacy(tmp_path_factory):
-    """A daemon with [sftp] legacy_ciphers on."""
-    d = make_daemon(tmp_path_factory.mktemp("legacy"), start=False)
-    d.env["APPLIANCE_SFTP_LEGACY_CIPHERS"] = "true"
+def strict(tmp_path_factory):
+    """A daemon with [sftp] legacy_ciphers off: AES-GCM only."""
+    d = make_daemon(tmp_path_factory.mktemp("strict"), start=False)
+    d.env["APPLIANCE_SFTP_LEGACY_CIPHERS"] = "false"
     d.start()
     yield d
     d.stop()
@@ -108,10 +109,10 @@ def test_openssh_moves_a_file_both_ways_with(daemon, tmp_path, cipher, mac):
 
 
 @pytest.mark.parametrize(("cipher", "mac"), LEGACY_COMBINATIONS)
-def test_with_legacy_ciphers_openssh_moves_a_file_both_ways_with(legacy, tmp_path, cipher, mac):
+def test_a_client_without_aes_gcm_moves_a_file_both_ways_with(daemon, tmp_path, cipher, mac):
     """Sequence numbers reset after each NEWKEYS (strict key exchange) or the HMACs would not match."""
     user = "l" + re.sub(r"[^a-z0-9]", "", cipher + mac)[:24]
-    result = round_trip(legacy, user, tmp_path, f"Ciphers={cipher}", f"MACs={mac}")
+    result = round_trip(daemon, user, tmp_path, f"Ciphers={cipher}", f"MACs={mac}")
     assert negotiated(result.stderr) == ((cipher, mac), (cipher, mac))
     assert "will use strict KEX ordering" in result.stderr
 
@@ -124,9 +125,9 @@ def test_with_legacy_ciphers_openssh_moves_a_file_both_ways_with(legacy, tmp_pat
         ("ctronly", ("Ciphers=aes128-ctr,aes256-ctr",)),
     ],
 )
-def test_a_client_asking_only_for_aes_ctr_is_refused(daemon, tmp_path, user, options):
-    daemon.add_profile(user)
-    result = sftp_with(daemon, user, "ls", tmp_path, *options)
+def test_without_legacy_ciphers_a_client_asking_only_for_aes_ctr_is_refused(strict, tmp_path, user, options):
+    strict.add_profile(user)
+    result = sftp_with(strict, user, "ls", tmp_path, *options)
     assert result.returncode != 0
     assert "no matching cipher found" in result.stderr, result.stderr[-2000:]
     assert "Their offer: aes128-gcm@openssh.com,aes256-gcm@openssh.com" in result.stderr
@@ -145,8 +146,8 @@ def test_aes_gcm_needs_none_of_our_macs(daemon, tmp_path, cipher):
     ("options", "where"),
     [
         (("Ciphers=aes128-gcm@openssh.com",), "daemon"),
-        (("Ciphers=aes256-ctr", "MACs=hmac-sha2-256-etm@openssh.com"), "legacy"),
-        (("Ciphers=aes128-ctr", "MACs=hmac-sha2-256"), "legacy"),
+        (("Ciphers=aes256-ctr", "MACs=hmac-sha2-256-etm@openssh.com"), "daemon"),
+        (("Ciphers=aes128-ctr", "MACs=hmac-sha2-256"), "daemon"),
     ],
     ids=["gcm", "ctr-etm", "ctr-hmac"],
 )
@@ -168,11 +169,11 @@ def test_openssh_defaults_get_aes_gcm_with_strict_kex(daemon, tmp_path):
     assert "will use strict KEX ordering" in result.stderr
 
 
-def test_with_legacy_ciphers_a_client_without_aes_gcm_gets_aes_ctr(legacy, tmp_path):
-    result = round_trip(legacy, "oldclient", tmp_path, "Ciphers=aes256-ctr,aes128-ctr")
+def test_a_client_without_aes_gcm_gets_aes_ctr(daemon, tmp_path):
+    result = round_trip(daemon, "oldclient", tmp_path, "Ciphers=aes256-ctr,aes128-ctr")
     assert negotiated(result.stderr) == (("aes256-ctr", "hmac-sha2-256-etm@openssh.com"),) * 2
     # OpenSSH's defaults still get AES-GCM alone
-    result = round_trip(legacy, "newclient", tmp_path)
+    result = round_trip(daemon, "newclient", tmp_path)
     assert negotiated(result.stderr) == (("aes128-gcm@openssh.com", "<implicit>"),) * 2
 
 
@@ -183,19 +184,47 @@ def curl_sftp(daemon, user: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
-def test_curl_without_aes_gcm_needs_legacy_ciphers(daemon, legacy, tmp_path):
-    daemon.add_profile("curlnew")
-    (daemon.home("curlnew")).mkdir(parents=True, exist_ok=True)
-    (daemon.home("curlnew") / "seen.txt").write_text("x")
+def test_the_default_daemon_serves_curl_without_aes_gcm(daemon, strict, tmp_path):
+    """curl is what people script with: served by default; legacy_ciphers = false refuses it."""
+    daemon.add_profile("curlold")
+    (daemon.home("curlold")).mkdir(parents=True, exist_ok=True)
+    (daemon.home("curlold") / "seen.txt").write_text("x")
+    listed = curl_sftp(daemon, "curlold", tmp_path)
+    assert listed.returncode == 0 and "seen.txt" in listed.stdout, listed.stderr
+    strict.add_profile("curlnew")
+    (strict.home("curlnew")).mkdir(parents=True, exist_ok=True)
+    (strict.home("curlnew") / "seen.txt").write_text("x")
     libssh2 = subprocess.run(["curl", "-V"], capture_output=True, text=True).stdout
-    refused = curl_sftp(daemon, "curlnew", tmp_path)
+    refused = curl_sftp(strict, "curlnew", tmp_path)
     if "libssh2/1.10" in libssh2:
         assert refused.returncode != 0 and "seen.txt" not in refused.stdout
-    legacy.add_profile("curlold")
-    (legacy.home("curlold")).mkdir(parents=True, exist_ok=True)
-    (legacy.home("curlold") / "seen.txt").write_text("x")
-    listed = curl_sftp(legacy, "curlold", tmp_path)
-    assert listed.returncode == 0 and "seen.txt" in listed.stdout, listed.stderr
+
+
+def test_a_client_asking_ctr_with_etm_without_strict_key_exchange_is_refused(daemon):
+    """AES-CTR with an EtM MAC is what Terrapin truncates without a strict key exchange:
+    a client that has no AES-GCM, asks for that and makes no strict key exchange gets
+    no connection (paramiko with strict_kex=False and only those algorithms)."""
+    daemon.add_profile("ctrnostrict")
+    client = paramiko.Transport(("127.0.0.1", daemon.sftp_port), strict_kex=False)
+    client.get_security_options().ciphers = ("aes128-ctr",)
+    client.get_security_options().digests = ("hmac-sha2-256-etm@openssh.com",)
+    try:
+        with pytest.raises(paramiko.SSHException, match="Incompatible ssh server|no matching|Negotiation failed"):
+            client.connect(username="ctrnostrict", password=PASSWORD)
+        assert not client.is_authenticated()
+    finally:
+        client.close()
+    # the same client with an encrypt-and-MAC HMAC, or a strict key exchange, is served
+    for strict_kex, mac in ((False, "hmac-sha2-256"), (True, "hmac-sha2-256-etm@openssh.com")):
+        client = paramiko.Transport(("127.0.0.1", daemon.sftp_port), strict_kex=strict_kex)
+        client.get_security_options().ciphers = ("aes128-ctr",)
+        client.get_security_options().digests = (mac,)
+        try:
+            client.connect(username="ctrnostrict", password=PASSWORD)
+            assert (client.local_cipher, client.local_mac) == ("aes128-ctr", mac)
+            assert client.agreed_on_strict_kex == strict_kex
+        finally:
+            client.close()
 
 
 def kexinit(ciphers: bytes, macs: bytes = b"hmac-sha2-256", kex: bytes = b"curve25519-sha256") -> bytes:
@@ -263,19 +292,21 @@ def server_offer(daemon, first: bytes) -> tuple[list[bytes], list[bytes]]:
     return lists[2], lists[4]
 
 
-def test_the_offer_is_aes_gcm_alone_whatever_the_client_asks(daemon):
+def test_without_legacy_ciphers_the_offer_is_aes_gcm_alone_whatever_the_client_asks(strict):
     for client in (kexinit(b"aes256-ctr,aes256-gcm@openssh.com"), kexinit(b"aes128-ctr,aes128-cbc"), b""):
-        assert server_offer(daemon, client) == (OFFERED, ETM)
+        assert server_offer(strict, client) == (OFFERED, ETM)
 
 
-def test_with_legacy_ciphers_the_offer_follows_the_clients_kexinit(legacy):
-    assert server_offer(legacy, kexinit(b"aes256-ctr,aes256-gcm@openssh.com")) == (OFFERED, ETM)
+def test_the_offer_follows_the_clients_kexinit(daemon):
+    """By default: AES-GCM alone to a client that has it (its KEXINIT is in the exchange
+    hash, so nobody in between can strip AES-GCM from it), AES-CTR too to one that has not."""
+    assert server_offer(daemon, kexinit(b"aes256-ctr,aes256-gcm@openssh.com")) == (OFFERED, ETM)
     # no AES-GCM, no strict key exchange: encrypt-and-MAC only (CTR-EtM is open to Terrapin)
-    assert server_offer(legacy, kexinit(b"aes128-ctr,aes128-cbc")) == (OFFERED + CTR, ENCRYPT_AND_MAC)
+    assert server_offer(daemon, kexinit(b"aes128-ctr,aes128-cbc")) == (OFFERED + CTR, ENCRYPT_AND_MAC)
     strict = kexinit(b"aes128-ctr", kex=b"curve25519-sha256," + STRICT_C)
-    assert server_offer(legacy, strict) == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
+    assert server_offer(daemon, strict) == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
     # a client waiting for the server's KEXINIT (a moment, not for ever) gets the whole offer
-    assert server_offer(legacy, b"") == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
+    assert server_offer(daemon, b"") == (OFFERED + CTR, ETM + ENCRYPT_AND_MAC)
 
 
 def test_strict_key_exchange_is_offered_in_the_first_kexinit_only(daemon):

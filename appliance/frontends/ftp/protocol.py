@@ -1032,7 +1032,9 @@ class FTPSession(ftp.FTP):
         return 501, f"Option {name[:20]!r} is not supported."
 
     def ftp_HELP(self, arg=""):
-        commands = sorted(name[4:] for name in dir(self) if name.startswith("ftp_"))
+        # what is answered: the ftp_ methods and their X aliases, less SITE (whose every
+        # command is refused, 502, as a command not in HELP is)
+        commands = sorted({name[4:] for name in dir(self) if name.startswith("ftp_")} - {"SITE"} | set(ALIASES))
         self.reply_lines(214, "Commands recognised:", [" ".join(commands)], "Help OK.")
 
     def ftp_SITE(self, arg=""):
