@@ -179,3 +179,32 @@ def test_replies_on_one_handle_come_in_request_order_and_close_commits_every_wri
     assert [request for _, request, _ in answers] == sent
     assert [body[4:] for _, _, body in answers[:-2]] == [data[o : o + chunk] for o in offsets[:-1]]
     assert answers[-2][0] == 101 and struct.unpack("!L", answers[-2][2][:4])[0] == 1  # EOF past the end
+
+
+def peak_memory(pid: int) -> int:
+    """The process's peak resident memory so far (VmHWM), in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+
+
+def test_a_get_that_asks_for_the_whole_file_at_once_is_not_held_in_memory(fresh_daemon, tmp_path):
+    """paramiko's get() sends a READ for every 32 KiB of the file before it reads a reply:
+    the daemon answers them as the client takes them, not all into its memory at once."""
+    fresh_daemon.add_profile("pk-memory")
+    size = 256 << 20
+    home = fresh_daemon.home("pk-memory")
+    home.mkdir(parents=True, exist_ok=True)  # made at the first sign-in otherwise
+    digest = random_file(home / "whole.bin", size)
+    sock = socket.create_connection(("127.0.0.1", fresh_daemon.sftp_port), timeout=TIMEOUT)
+    with paramiko.Transport(sock) as transport:
+        transport.connect(username="pk-memory", password=PASSWORD)
+        client = paramiko.SFTPClient.from_transport(transport)
+        client.get_channel().settimeout(TIMEOUT)
+        before = peak_memory(fresh_daemon.process.pid)
+        client.get("/whole.bin", str(tmp_path / "whole.bin"))
+        growth = peak_memory(fresh_daemon.process.pid) - before
+    assert sha256(tmp_path / "whole.bin") == digest
+    assert growth < 48 << 20, f"the daemon's memory grew by {growth >> 20} MiB"

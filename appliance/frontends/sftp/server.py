@@ -56,6 +56,11 @@ log = Logger()
 
 MAX_PACKET = 256 * 1024  # larger SFTP packets are refused: the connection is closed
 MAX_READ = MAX_PACKET - 1024  # a longer READ gets a short reply, as from OpenSSH's sftp-server
+# bytes of replies waiting for the client's window, and of READs started and not answered yet,
+# beyond which no further request is started (OpenSSH's sftp-server too reads no request while its
+# output queue is full): paramiko's get() asks for a whole file at once, and answering every READ
+# at once would hold the file in memory
+MAX_UNSENT = 4 << 20
 _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
@@ -403,11 +408,12 @@ ALONE = frozenset((FXP_CLOSE, FXP_FSTAT, FXP_FSETSTAT))
 class Reply:
     """The reply to one request on a handle: its bytes once made (None until then)."""
 
-    __slots__ = ("lane", "parts")
+    __slots__ = ("lane", "parts", "reading")
 
-    def __init__(self, lane: Lane):
+    def __init__(self, lane: Lane, reading: int):
         self.lane = lane
         self.parts: list[bytes] | None = None
+        self.reading = reading  # a READ's length: counted in SftpProtocol._reading until sent
 
 
 class Lane:
@@ -462,10 +468,21 @@ class SftpProtocol(FileTransferServer):
         self._awaited: dict[bytes, deque[Reply]] = {}  # request id -> its Reply (a deque: ids may repeat)
         self._inline: bytes | None = None  # the request being started on an idle handle
         self._inline_answered = False
+        self._reading = 0  # bytes asked for by READs started and not answered yet
+        self._channel = None  # the SSH channel, whose unsent output holds back new requests
+        self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
+        self._draining = False  # the channel will call _drained once it has sent what it holds
+        self._working = False  # in _work (a resumption then is left to its loop)
+
+    def connectionMade(self):
+        super().connectionMade()
+        # conch's subsystem transport (SSHSessionProcessProtocol) keeps the channel as `session`
+        channel = getattr(self.transport, "session", None)
+        self._channel = channel if hasattr(channel, "unsent") else None
 
     def dataReceived(self, data):
         self.buf += data
-        if self._paced:
+        if self._paced or self._stalled:
             return  # requests already waiting go first: these wait behind them
         if self._pacer is not None and self._pacer.exhausted():
             self._paced = True
@@ -479,11 +496,43 @@ class SftpProtocol(FileTransferServer):
         if self.connected:
             self._work()
 
+    def _output_full(self) -> bool:
+        """Whether replies waiting for the client's window, or READs not answered yet,
+        reach MAX_UNSENT; then requests stay in self.buf until the channel has sent
+        its output (_drained) or the READs' replies are sent (_drain)."""
+        channel = self._channel
+        unsent = channel.unsent if channel is not None else 0
+        if unsent < MAX_UNSENT and self._reading < MAX_UNSENT:
+            self._stalled = False
+            return False
+        self._stalled = True
+        if unsent >= MAX_UNSENT and not self._draining:
+            self._draining = True
+            channel.when_drained(self._drained)  # may run at once, when the window has room for it all
+            return channel.unsent >= MAX_UNSENT or self._reading >= MAX_UNSENT
+        return True
+
+    def _drained(self) -> None:
+        self._draining = False
+        self._carry_on()
+
+    def _carry_on(self) -> None:
+        """Output went out: start the requests kept back, unless _work or the pacer will."""
+        if self._stalled and self.connected and not self._paced and not self._working:
+            self._work()
+
     def _work(self) -> None:
+        self._working = True
+        try:
+            self._work_through()
+        finally:
+            self._working = False
+
+    def _work_through(self) -> None:
         buf = self.buf
         start = 0
         pacer = self._pacer
-        while len(buf) - start >= 9:
+        while len(buf) - start >= 9 and not self._output_full():
             length, kind = struct.unpack_from("!LB", buf, start)
             if length > MAX_PACKET or length < 1:  # an empty packet has not even a type
                 log.warn("SFTP packet of {length} bytes refused; closing the session", length=length)
@@ -520,11 +569,11 @@ class SftpProtocol(FileTransferServer):
             if answered:
                 return
             lane = self._lanes[handle] = Lane(handle)
-            reply = self._await(lane, data[:4])
+            reply = self._await(lane, kind, data)
             if kind in ALONE:
                 lane.alone = reply
             return
-        reply = self._await(lane, data[:4])
+        reply = self._await(lane, kind, data)
         if lane.busy() or (kind in ALONE and lane.replies[0] is not reply):
             lane.held.append((reply, kind, data))
             return
@@ -532,10 +581,11 @@ class SftpProtocol(FileTransferServer):
             lane.alone = reply
         self._start(kind, data)
 
-    def _await(self, lane: Lane, request_id: bytes) -> Reply:
-        reply = Reply(lane)
+    def _await(self, lane: Lane, kind: int, data: bytes) -> Reply:
+        reply = Reply(lane, _cost(kind, data) if kind == FXP_READ else 0)
+        self._reading += reply.reading
         lane.replies.append(reply)
-        self._awaited.setdefault(request_id, deque()).append(reply)
+        self._awaited.setdefault(data[:4], deque()).append(reply)
         return reply
 
     def _reply(self, request_id: bytes, parts: list[bytes]) -> None:
@@ -560,11 +610,14 @@ class SftpProtocol(FileTransferServer):
         if lane.draining:
             return  # a request started below answered at once: the loop below sends it
         lane.draining = True
+        sent = 0
         try:
             replies, write = lane.replies, self.transport.write
             while True:
                 while replies and replies[0].parts is not None:
-                    for part in replies.popleft().parts:
+                    reply = replies.popleft()
+                    sent += reply.reading
+                    for part in reply.parts:
                         write(part)
                 if not lane.held or (lane.alone is not None and lane.alone.parts is None):
                     break  # nothing held, or held behind an ALONE request still running
@@ -578,6 +631,9 @@ class SftpProtocol(FileTransferServer):
             lane.draining = False
         if not replies and not lane.held and self._lanes.get(lane.handle) is lane:
             del self._lanes[lane.handle]
+        if sent:
+            self._reading -= sent
+            self._carry_on()
 
     def sendPacket(self, kind, data):
         # every reply conch makes comes here; data starts with the request id
