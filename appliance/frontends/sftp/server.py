@@ -6,7 +6,8 @@ path, checks permissions and quotas, and does disk work off the reactor.
 without quadratic copies, a packet size limit, no per-request logging, one bad
 packet answered rather than raised, posix-rename answered with a status, and,
 when the connection drops, uploads in progress aborted (conch would close, and
-so commit, them).
+so commit, them), and the replies to the requests on one handle sent in the order
+the requests came (see `Lane`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,13 @@ from twisted.conch.ssh.filetransfer import (
     FXF_READ,
     FXF_TRUNC,
     FXF_WRITE,
+    FXP_CLOSE,
     FXP_DATA,
+    FXP_FSETSTAT,
+    FXP_FSTAT,
     FXP_READ,
+    FXP_READDIR,
+    FXP_WRITE,
     FileTransferBase,
     FileTransferServer,
     SFTPError,
@@ -50,6 +56,11 @@ log = Logger()
 
 MAX_PACKET = 256 * 1024  # larger SFTP packets are refused: the connection is closed
 MAX_READ = MAX_PACKET - 1024  # a longer READ gets a short reply, as from OpenSSH's sftp-server
+# bytes of replies waiting for the client's window, and of READs started and not answered yet,
+# beyond which no further request is started (OpenSSH's sftp-server too reads no request while its
+# output queue is full): paramiko's get() asks for a whole file at once, and answering every READ
+# at once would hold the file in memory
+MAX_UNSENT = 4 << 20
 _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
@@ -387,6 +398,57 @@ class Pacer:
                 break
 
 
+# requests that name a handle (its first field after the request id); their replies go out in request order
+HANDLE_REQUESTS = frozenset((FXP_CLOSE, FXP_READ, FXP_WRITE, FXP_FSTAT, FXP_FSETSTAT, FXP_READDIR))
+# ... of which these start only once every earlier request on their handle is answered, and the later
+# ones only once they are: a CLOSE commits after the last WRITE before it, an FSTAT sees them all
+ALONE = frozenset((FXP_CLOSE, FXP_FSTAT, FXP_FSETSTAT))
+
+
+class Reply:
+    """The reply to one request on a handle: its bytes once made (None until then)."""
+
+    __slots__ = ("lane", "parts", "reading")
+
+    def __init__(self, lane: Lane, reading: int):
+        self.lane = lane
+        self.parts: list[bytes] | None = None
+        self.reading = reading  # a READ's length: counted in SftpProtocol._reading until sent
+
+
+class Lane:
+    """The requests in flight on one handle, so that their replies go out in the order
+    the requests came, as from OpenSSH's sftp-server (which answers one request after
+    another). Clients count on it: paramiko waits for its pipelined WRITEs' replies in
+    order and never sees one that came early (its put() of a few MiB then hangs);
+    OpenSSH's scp truncates a download at a READ reply out of order. The work itself
+    still overlaps: READs and WRITEs start as they arrive (the core's reader and writer
+    keep them in order on the file); only their replies wait for the earlier ones.
+    A request in ALONE starts after every earlier one is answered, and holds back the
+    later ones until it is answered itself."""
+
+    __slots__ = ("alone", "draining", "handle", "held", "replies")
+
+    def __init__(self, handle: bytes):
+        self.handle = handle
+        self.replies: deque[Reply] = deque()  # in request order, the unsent ones
+        self.held: deque[tuple[Reply, int, bytes]] = deque()  # requests not started yet
+        self.alone: Reply | None = None  # the ALONE request running, if any
+        self.draining = False
+
+    def busy(self) -> bool:
+        """Whether a new request must be held: one is held already, or an ALONE one runs."""
+        return bool(self.held) or (self.alone is not None and self.alone.parts is None)
+
+
+def _handle_of(data: bytes) -> bytes | None:
+    """The handle a request names, or None when it is too short to name one."""
+    if len(data) < 8:
+        return None
+    (size,) = _U32.unpack_from(data, 4)
+    return data[8 : 8 + size] if len(data) >= 8 + size else None
+
+
 class SftpProtocol(FileTransferServer):
     """The SFTP packet loop for one session channel."""
 
@@ -402,10 +464,25 @@ class SftpProtocol(FileTransferServer):
         self.buf = bytearray()
         self._pacer = pacer
         self._paced = False  # waiting for the pacer's next turn, requests kept in self.buf
+        self._lanes: dict[bytes, Lane] = {}  # handle -> its requests not answered yet
+        self._awaited: dict[bytes, deque[Reply]] = {}  # request id -> its Reply (a deque: ids may repeat)
+        self._inline: bytes | None = None  # the request being started on an idle handle
+        self._inline_answered = False
+        self._reading = 0  # bytes asked for by READs started and not answered yet
+        self._channel = None  # the SSH channel, whose unsent output holds back new requests
+        self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
+        self._draining = False  # the channel will call _drained once it has sent what it holds
+        self._working = False  # in _work (a resumption then is left to its loop)
+
+    def connectionMade(self):
+        super().connectionMade()
+        # conch's subsystem transport (SSHSessionProcessProtocol) keeps the channel as `session`
+        channel = getattr(self.transport, "session", None)
+        self._channel = channel if hasattr(channel, "unsent") else None
 
     def dataReceived(self, data):
         self.buf += data
-        if self._paced:
+        if self._paced or self._stalled:
             return  # requests already waiting go first: these wait behind them
         if self._pacer is not None and self._pacer.exhausted():
             self._paced = True
@@ -419,11 +496,43 @@ class SftpProtocol(FileTransferServer):
         if self.connected:
             self._work()
 
+    def _output_full(self) -> bool:
+        """Whether replies waiting for the client's window, or READs not answered yet,
+        reach MAX_UNSENT; then requests stay in self.buf until the channel has sent
+        its output (_drained) or the READs' replies are sent (_drain)."""
+        channel = self._channel
+        unsent = channel.unsent if channel is not None else 0
+        if unsent < MAX_UNSENT and self._reading < MAX_UNSENT:
+            self._stalled = False
+            return False
+        self._stalled = True
+        if unsent >= MAX_UNSENT and not self._draining:
+            self._draining = True
+            channel.when_drained(self._drained)  # may run at once, when the window has room for it all
+            return channel.unsent >= MAX_UNSENT or self._reading >= MAX_UNSENT
+        return True
+
+    def _drained(self) -> None:
+        self._draining = False
+        self._carry_on()
+
+    def _carry_on(self) -> None:
+        """Output went out: start the requests kept back, unless _work or the pacer will."""
+        if self._stalled and self.connected and not self._paced and not self._working:
+            self._work()
+
     def _work(self) -> None:
+        self._working = True
+        try:
+            self._work_through()
+        finally:
+            self._working = False
+
+    def _work_through(self) -> None:
         buf = self.buf
         start = 0
         pacer = self._pacer
-        while len(buf) - start >= 9:
+        while len(buf) - start >= 9 and not self._output_full():
             length, kind = struct.unpack_from("!LB", buf, start)
             if length > MAX_PACKET or length < 1:  # an empty packet has not even a type
                 log.warn("SFTP packet of {length} bytes refused; closing the session", length=length)
@@ -443,6 +552,94 @@ class SftpProtocol(FileTransferServer):
         del buf[:start]
 
     def _dispatch(self, kind: int, data: bytes) -> None:
+        handle = _handle_of(data) if kind in HANDLE_REQUESTS else None
+        if handle is None:
+            self._start(kind, data)
+            return
+        lane = self._lanes.get(handle)
+        if lane is None:
+            # nothing in flight on this handle: most requests (a READ from the read-ahead
+            # window, a WRITE into the buffer) are answered before _start returns, and
+            # then their reply goes straight out, with no Lane made for them
+            self._inline, self._inline_answered = data[:4], False
+            try:
+                self._start(kind, data)
+            finally:
+                self._inline, answered = None, self._inline_answered
+            if answered:
+                return
+            lane = self._lanes[handle] = Lane(handle)
+            reply = self._await(lane, kind, data)
+            if kind in ALONE:
+                lane.alone = reply
+            return
+        reply = self._await(lane, kind, data)
+        if lane.busy() or (kind in ALONE and lane.replies[0] is not reply):
+            lane.held.append((reply, kind, data))
+            return
+        if kind in ALONE:
+            lane.alone = reply
+        self._start(kind, data)
+
+    def _await(self, lane: Lane, kind: int, data: bytes) -> Reply:
+        reply = Reply(lane, _cost(kind, data) if kind == FXP_READ else 0)
+        self._reading += reply.reading
+        lane.replies.append(reply)
+        self._awaited.setdefault(data[:4], deque()).append(reply)
+        return reply
+
+    def _reply(self, request_id: bytes, parts: list[bytes]) -> None:
+        """Send a reply, or keep it until the replies to the earlier requests on its handle are sent."""
+        if request_id == self._inline and not self._inline_answered:
+            self._inline_answered = True
+        else:
+            waiting = self._awaited.get(request_id)
+            if waiting:
+                reply = waiting.popleft()
+                if not waiting:
+                    del self._awaited[request_id]
+                reply.parts = parts
+                self._drain(reply.lane)
+                return
+        write = self.transport.write
+        for part in parts:
+            write(part)
+
+    def _drain(self, lane: Lane) -> None:
+        """Send the lane's replies that are next in order; start what was held for them."""
+        if lane.draining:
+            return  # a request started below answered at once: the loop below sends it
+        lane.draining = True
+        sent = 0
+        try:
+            replies, write = lane.replies, self.transport.write
+            while True:
+                while replies and replies[0].parts is not None:
+                    reply = replies.popleft()
+                    sent += reply.reading
+                    for part in reply.parts:
+                        write(part)
+                if not lane.held or (lane.alone is not None and lane.alone.parts is None):
+                    break  # nothing held, or held behind an ALONE request still running
+                reply, kind, data = lane.held[0]
+                if kind in ALONE and replies[0] is not reply:
+                    break  # earlier requests are still running
+                lane.held.popleft()
+                lane.alone = reply if kind in ALONE else None
+                self._start(kind, data)
+        finally:
+            lane.draining = False
+        if not replies and not lane.held and self._lanes.get(lane.handle) is lane:
+            del self._lanes[lane.handle]
+        if sent:
+            self._reading -= sent
+            self._carry_on()
+
+    def sendPacket(self, kind, data):
+        # every reply conch makes comes here; data starts with the request id
+        self._reply(data[:4], [struct.pack("!LB", len(data) + 1, kind) + data])
+
+    def _start(self, kind: int, data: bytes) -> None:
         name = self.packetTypes.get(kind)
         handler = getattr(self, f"packet_{name}", None) if name else None
         request_id = data[:4]
@@ -486,9 +683,7 @@ class SftpProtocol(FileTransferServer):
         if not chunk:
             self._sendStatus(request_id, FX_EOF, b"End of file")
             return
-        write = self.transport.write
-        write(_DATA_HEAD.pack(9 + len(chunk), FXP_DATA, request_id, len(chunk)))
-        write(chunk)
+        self._reply(request_id, [_DATA_HEAD.pack(9 + len(chunk), FXP_DATA, request_id, len(chunk)), chunk])
 
     def packet_WRITE(self, data):
         request_id = data[:4]
@@ -607,6 +802,7 @@ class SftpProtocol(FileTransferServer):
     def connectionLost(self, reason):
         """The client went away: uploads in progress are aborted (never committed)."""
         self.connected = False
+        self._lanes, self._awaited = {}, {}  # held requests are dropped; late replies go nowhere useful
         files, self.openFiles = self.openFiles, {}
         for file in files.values():
             self._discard(file.abort())

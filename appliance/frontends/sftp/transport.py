@@ -465,6 +465,11 @@ class BufferedChannel(channel.SSHChannel):
             self._out_size -= size
             self.remoteWindowLeft -= size
 
+    @property
+    def unsent(self) -> int:
+        """Bytes written and not sent yet: the peer's window has no room for them."""
+        return self._out_size
+
     def when_drained(self, action) -> None:
         """Call `action` once everything written so far has been sent."""
         self._send(whole_packets=False)
