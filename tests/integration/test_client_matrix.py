@@ -502,11 +502,6 @@ class LftpFtps(Lftp):
     settings = "set ftp:ssl-force true; set ftp:ssl-protect-data true"
 
 
-PARAMIKO_ORDER = (
-    "paramiko pipelines WRITEs and expects one handle's replies in request order; the appliance "
-    "answers them out of order, so put() of 16 MiB stalls until the client's timeout (issue 22, "
-    "SFTP server reply ordering: branch paramiko)"
-)
 SSHFS_CREATE = (
     "sshfs creates a file, then stats it by name while the upload is in progress: the appliance "
     "hides an upload under way from every session, its own included, so cp fails with 'No such file "
@@ -515,9 +510,7 @@ SSHFS_CREATE = (
 CLIENTS = {
     "openssh-sftp": OpenSSHSftp,
     "openssh-scp": Scp,
-    "paramiko": pytest.param(
-        Paramiko, marks=pytest.mark.xfail(strict=True, raises=TimeoutError, reason=PARAMIKO_ORDER)
-    ),
+    "paramiko": Paramiko,
     "asyncssh": AsyncSSH,
     "sshfs": pytest.param(Sshfs, marks=pytest.mark.xfail(strict=True, raises=FileNotFoundError, reason=SSHFS_CREATE)),
     "psftp": Psftp,

@@ -25,8 +25,6 @@ xfail(strict=True) with the reason (see also test_client_matrix.py):
   OpenSSH nor the appliance offers.
 And failing for now, for work of issue 22 done elsewhere (these markers go when
 that work lands, as strict xfails then fail):
-- paramiko's put() of more than about 3.2 MiB (test_get_without_prefetch) stalls:
-  pipelined WRITE replies out of order (SFTP server reply ordering).
 - read-write opens ("r+", "a+": test_append, test_readline_seek, test_fsetstat's
   truncate) and SETSTAT size (test_setstat's truncate): the files service's
   read-write opens.
@@ -57,10 +55,6 @@ from paramiko.sftp_attr import SFTPAttributes
 from paramiko.util import b, u
 
 PASSWORD = "user-password-1"
-ORDER = (
-    "paramiko's put() of more than about 3.2 MiB stalls: the appliance answers pipelined WRITEs "
-    "out of order (issue 22, SFTP server reply ordering)"
-)
 READ_WRITE = (
     "a read-write open (r+, a+) cannot read: 'Reading a file opened for upload is not supported' "
     "(issue 22, files service: read-write opens)"
@@ -700,7 +694,6 @@ class TestSFTP:
         os.unlink(localname)
         sftp.unlink(sftp.FOLDER + "/bunny.txt")
 
-    @pytest.mark.xfail(strict=True, reason=ORDER)
     def test_get_without_prefetch(self, sftp):
         """
         Create a 4MB file. Verify that pull works without prefetching
