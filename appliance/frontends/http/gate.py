@@ -112,7 +112,10 @@ class Gate:
         if isinstance(spec, int):
             decision.limit = spec
         else:
-            decision.limit = JSON_BODY if endpoint and method_name in BODY_METHODS else 0
+            # any API call may carry a small JSON body (a GET or DELETE one is read, then ignored,
+            # as HTTP clients send `{}` there); the console's pages and assets take none
+            takes_json = method_name in BODY_METHODS or path.startswith("/api/")
+            decision.limit = JSON_BODY if endpoint and takes_json else 0
         if offered and (length is None and decision.limit == 0 or length is not None and length > decision.limit):
             decision.refusal = body_too_large(decision.limit)
         return decision
