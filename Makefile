@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed
 # command -> Debian package, for what the tests drive
-SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap psftp:putty-tools sshfs:sshfs wget:wget
+SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap psftp:putty-tools sshfs:sshfs wget:wget rsync:rsync
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 

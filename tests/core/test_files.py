@@ -371,3 +371,111 @@ async def download_with(reader, size: int) -> bytes:
         parts.append(chunk)
         offset += len(chunk)
     return b"".join(parts)
+
+
+async def read_all(reader) -> bytes:
+    data = await reader.read(0, 1 << 30)
+    await reader.close()
+    return data
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_writing_session_sees_its_upload_and_others_do_not(core):
+    """A FUSE mount stats, lists and reads back a file it is writing; every other
+    session sees the old file (or nothing) until it is committed."""
+    session = await session_for(core)
+    other = await core.files.session(session.account, "sftp", "127.0.0.1")
+    await upload(session, "/report.txt", b"old")
+    writer = await session.open_write("/report.txt", truncate=False, readable=True)
+    await writer.write(3, b" and new")
+    fresh = await session.open_write("/fresh.txt")
+    await fresh.write(0, b"fresh")
+    assert (await session.stat("/report.txt")).size == len(b"old and new")
+    assert (await session.stat("/fresh.txt")).size == 5
+    assert sorted((e.name, e.size) for e in await session.list("/")) == [("fresh.txt", 5), ("report.txt", 11)]
+    assert await writer.read(0, 100) == b"old and new"
+    assert await read_all(await session.open_read("/fresh.txt")) == b"fresh"
+    assert [(e.name, e.size) for e in await other.list("/")] == [("report.txt", 3)]
+    assert await read_all(await other.open_read("/report.txt")) == b"old"
+    with pytest.raises(NotFound):
+        await other.stat("/fresh.txt")
+    with pytest.raises(AlreadyExists):  # O_EXCL on a file the session is writing
+        await session.open_write("/fresh.txt", exclusive=True)
+    await writer.commit()
+    await fresh.commit()
+    assert await read_all(await other.open_read("/report.txt")) == b"old and new"
+    assert await read_all(await other.open_read("/fresh.txt")) == b"fresh"
+    uploads = [row["path"] for row in await core.store.run(queries.recent_logs, None) if row["action"] == "upload"]
+    assert sorted(uploads) == ["/fresh.txt", "/report.txt", "/report.txt"]  # one row per committed file
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_interrupted_read_write_session_leaves_the_original_untouched(core):
+    session = await session_for(core)
+    await upload(session, "/ledger.csv", b"1,2,3\n" * 1000)
+    writer = await session.open_write("/ledger.csv", truncate=False, readable=True)
+    await writer.write(0, b"X" * 3000)
+    await writer.truncate(100)
+    await session.resize("/ledger.csv", 50)  # SETSTAT on the path: the session's own copy
+    assert (await session.stat("/ledger.csv")).size == 50
+    await writer.abort()  # what the SFTP front end does when the connection drops
+    with open(os.path.join(session.tree.root, "ledger.csv"), "rb") as f:
+        assert f.read() == b"1,2,3\n" * 1000
+    assert temp_files(session.tree.root) == []
+    assert (await session.stat("/ledger.csv")).size == 6000
+
+
+@pytest_twisted.ensureDeferred
+async def test_resize_rewrites_a_stored_file_atomically_within_the_rules(core):
+    session = await session_for(core)
+    await upload(session, "/data.bin", b"0123456789")
+    await session.resize("/data.bin", 4)
+    await session.resize("/data.bin", 6)
+    assert await download(session, "/data.bin") == b"0123\0\0"
+    with pytest.raises(NotFound):
+        await session.resize("/missing.bin", 0)
+    limited = await session_for(core, "bob", permissions=["list", "download", "upload"])
+    await upload(limited, "/b.txt", b"bbbb")
+    with pytest.raises(PermissionDenied, match="overwrite"):
+        await limited.resize("/b.txt", 1)
+    small = await session_for(core, "carol", quota_bytes=100)
+    await upload(small, "/c.bin", b"c" * 60)
+    with pytest.raises(QuotaExceeded):
+        await small.resize("/c.bin", 200)
+    assert await download(small, "/c.bin") == b"c" * 60
+    assert temp_files(small.tree.root) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_upload_renamed_or_deleted_before_it_is_closed(core):
+    """Editors and sshfs rename a file (or delete it) before their CLOSE arrives: the
+    upload follows the rename, or saves nothing once deleted, as on a local disk."""
+    session = await session_for(core)
+    await upload(session, "/doc.txt", b"version 1")
+    temp = await session.open_write("/.doc.txt.tmp", exclusive=True)
+    await temp.write(0, b"version 2")
+    await session.rename("/.doc.txt.tmp", "/doc.txt", overwrite=True)
+    assert (await session.stat("/doc.txt")).size == len(b"version 2")
+    with pytest.raises(NotFound):
+        await session.stat("/.doc.txt.tmp")
+    await session.mkdir("/sub")
+    moving = await session.open_write("/sub/a.txt")
+    await moving.write(0, b"into another folder")
+    await session.rename("/sub/a.txt", "/b.txt")
+    inside = await session.open_write("/sub/inside.txt")
+    await inside.write(0, b"in a renamed folder")
+    await session.rename("/sub", "/sub2")  # the upload inside goes with its folder
+    assert (await session.stat("/sub2/inside.txt")).size == len(b"in a renamed folder")
+    await inside.commit()
+    dropped = await session.open_write("/gone.txt")
+    await dropped.write(0, b"never saved")
+    await session.remove("/gone.txt")
+    await temp.commit()
+    await moving.commit()
+    await dropped.commit()  # closing a deleted file: nothing saved, no error
+    assert await download(session, "/doc.txt") == b"version 2"
+    assert await download(session, "/b.txt") == b"into another folder"
+    assert sorted(os.listdir(session.tree.root)) == ["b.txt", "doc.txt", "sub2"]
+    assert await download(session, "/sub2/inside.txt") == b"in a renamed folder"
+    uploads = [row["path"] for row in await core.store.run(queries.recent_logs, None) if row["action"] == "upload"]
+    assert "/sub2/inside.txt" in uploads and "/gone.txt" not in uploads

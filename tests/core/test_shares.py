@@ -25,8 +25,9 @@ from .conftest import make_account
 async def test_an_exclusive_upload_never_replaces_a_file_made_while_it_ran(core):
     account = await make_account(core)
     session = await core.files.session(account, "sftp", "127.0.0.1")
+    other = await core.files.session(account, "sftp", "127.0.0.1")  # (one session sees its own upload)
     first = await session.open_write("/race.txt", exclusive=True)
-    second = await session.open_write("/race.txt", exclusive=True)  # both saw the name free
+    second = await other.open_write("/race.txt", exclusive=True)  # both saw the name free
     await first.write(0, b"first")
     await second.write(0, b"second")
     await first.commit()

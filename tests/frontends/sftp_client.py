@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
+
+from ..helpers import upload_temp_files, wait_for
 
 OPTIONS = [
     "-o", "StrictHostKeyChecking=no",
@@ -58,3 +63,35 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+class SshfsMount:
+    """The daemon's SFTP mounted with Debian's sshfs (FUSE, as root) at `where`, by
+    password; `close()` unmounts. A missing sshfs, or not being root, fails the test."""
+
+    def __init__(self, daemon, user: str, password: str, where: Path):
+        for tool in ("sshfs", "fusermount"):
+            if shutil.which(tool) is None:
+                pytest.fail(f"{tool} is not installed: run `make system-deps` (as root)")
+        if os.geteuid() != 0:
+            pytest.fail("sshfs mounts need root here (CI runs the tests as root)")
+        self.home = daemon.home(user)
+        self.path = where
+        where.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            ["sshfs", "-p", str(daemon.sftp_port), "-o", "password_stdin", *OPTIONS[:4],
+             f"{user}@127.0.0.1:/", str(where)],
+            input=password + "\n", capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 0, f"sshfs failed ({result.returncode}): {result.stderr}"
+
+    def settled(self) -> None:
+        """Wait until every file closed in the mount is saved on the server. close(2)
+        returns once sshfs has flushed the writes; FUSE then sends the release (sshfs's
+        SFTP CLOSE, which commits the upload) without waiting for it, so for an instant
+        the server may still hold the upload's temporary file."""
+        wait_for(lambda: not upload_temp_files(self.home))
+
+    def close(self) -> None:
+        result = subprocess.run(["fusermount", "-u", str(self.path)], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, f"fusermount -u failed: {result.stderr}"

@@ -20,7 +20,7 @@ PASSWORD = "user-password-1"
 FXP_INIT, FXP_VERSION, FXP_SETSTAT, FXP_STATUS, FXP_STAT, FXP_ATTRS = 1, 2, 9, 101, 17, 105
 FXP_OPEN, FXP_WRITE, FXP_HANDLE = 3, 6, 102
 FXF_WRITE, FXF_CREAT, FXF_TRUNC = 0x02, 0x08, 0x10
-FX_OK, FX_OP_UNSUPPORTED = 0, 8
+FX_OK, FX_NO_SUCH_FILE = 0, 2
 ATTR_SIZE = 0x1
 
 
@@ -74,24 +74,27 @@ def string(value: str) -> bytes:
     return struct.pack("!L", len(data)) + data
 
 
-def test_a_size_change_is_refused_not_pretended(daemon, tmp_path):
+def test_a_size_change_is_carried_out_not_pretended(daemon, tmp_path):
     """SETSTAT with a size (sshfs's truncate) was answered OK and the file kept its
-    size: a client believed a file it had truncated still held the old bytes."""
+    size: a client believed a file it had truncated still held the old bytes. Then it
+    was refused; now the file really is cut (or extended with zeros)."""
     daemon.add_profile("truncator")
     home = daemon.home("truncator")
     home.mkdir(parents=True, exist_ok=True)
     (home / "data.txt").write_text("0123456789")
     raw = RawSftp(daemon, "truncator")
     try:
-        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 0))
-        assert code == FX_OP_UNSUPPORTED, (code, message)
-        assert "size" in message
-        # the size it already has is no change: accepted
-        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 10))
+        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 4))
         assert code == FX_OK, (code, message)
+        assert (home / "data.txt").read_bytes() == b"0123"
+        code, message = raw.status(FXP_SETSTAT, string("data.txt") + struct.pack("!LQ", ATTR_SIZE, 6))
+        assert code == FX_OK, (code, message)
+        assert (home / "data.txt").read_bytes() == b"0123\0\0"
+        code, message = raw.status(FXP_SETSTAT, string("missing.txt") + struct.pack("!LQ", ATTR_SIZE, 0))
+        assert code == FX_NO_SUCH_FILE, (code, message)
     finally:
         raw.close()
-    assert (home / "data.txt").read_text() == "0123456789"
+    assert not (home / "missing.txt").exists()
 
 
 def test_a_deactivated_profiles_open_session_is_ended_with_the_reason(daemon, tmp_path):

@@ -324,3 +324,42 @@ def test_a_path_escape_is_refused(backend, tmp_path):
     api = signed_in(backend.daemon, user, PASSWORD)
     assert api.get("files/?path=/../..").status == 403
     assert api.get("files/download/?path=/../secret.txt").status in (403, 404)
+
+
+def test_the_writing_session_sees_its_upload_and_what_read_write_opens_do(backend):
+    """Every source: the session writing a file stats it as it grows, another session
+    does not see it until it is closed. Local sources also read back, resize and
+    rename an open upload; remote ones (SFTP, S3) refuse those with a clear message,
+    except emptying a file (truncate to 0)."""
+    from paramiko import SFTPClient, Transport
+
+    user = backend.user("rw")
+    transports = [Transport(("127.0.0.1", backend.daemon.sftp_port)) for _ in range(2)]
+    for transport in transports:
+        transport.connect(username=user, password=PASSWORD)
+    client, other = (SFTPClient.from_transport(t) for t in transports)
+    try:
+        with client.open("draft.txt", "w") as f:
+            f.write(b"hello world")
+            assert client.stat("draft.txt").st_size == 11
+            assert "draft.txt" in client.listdir(".")
+            assert "draft.txt" not in other.listdir(".")
+        assert backend.read(user, "draft.txt") == b"hello world"
+        if backend.kind == "local":
+            with client.open("draft.txt", "r+") as f:
+                assert f.read() == b"hello world"
+                f.truncate(5)
+            client.truncate("draft.txt", 4)
+            assert backend.read(user, "draft.txt") == b"hell"
+        else:
+            with client.open("draft.txt", "r+") as f:
+                with pytest.raises(OSError, match="remote source"):
+                    f.read()
+            with pytest.raises(OSError, match="only emptied"):
+                client.truncate("draft.txt", 4)
+            assert backend.read(user, "draft.txt") == b"hello world"
+        client.truncate("draft.txt", 0)
+        assert backend.read(user, "draft.txt") == b""
+    finally:
+        for transport in transports:
+            transport.close()

@@ -27,9 +27,8 @@ Expected to differ from OpenSSH's sftp-server, by design (not failures):
 - No shell: `ssh host command`, legacy `scp -O` and rclone's md5sum probes get
   a clean refusal (rclone: `shell_type=none`); `scp` works, as OpenSSH 9 speaks
   SFTP underneath.
-- Uploads are invisible under their name until they are complete (a FUSE
-  mount's create-then-stat needs the files-service work of issue 22; see the
-  xfail below).
+- Uploads are invisible to other sessions until they are complete; the session
+  writing one sees it as it grows (a FUSE mount's create-then-stat works).
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ from urllib.parse import quote
 
 import pytest
 
-from ..frontends.sftp_client import OPTIONS, auth_options, sha256
+from ..frontends.sftp_client import OPTIONS, SshfsMount, auth_options, sha256
 from ..frontends.sftp_client import run as run_ssh
 from ..helpers import Daemon
 
@@ -285,41 +284,36 @@ class AsyncSSH(Client):
 
 
 class Sshfs(Client):
-    """A FUSE mount of the home folder (root only: CI runs as root), used as a folder."""
+    """A FUSE mount of the home folder (root only: CI runs as root), used as a folder.
+    After each change it waits for the mount's last CLOSE to be saved (see SshfsMount)."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        need("sshfs")
-        if os.geteuid() != 0:
-            pytest.fail("sshfs mounts need root here (CI runs the tests as root)")
-        self.mount = self.work / "mount"
-        self.mount.mkdir()
-        call(
-            ["sshfs", "-p", str(self.daemon.sftp_port), "-o", "password_stdin", *OPTIONS[:4],
-             f"{self.user}@127.0.0.1:/", str(self.mount)],
-            self.work, input=PASSWORD + "\n",
-        )  # fmt: skip
+        self.mount = SshfsMount(self.daemon, self.user, PASSWORD, self.work / "mount")
+        self.root = self.mount.path
 
     def close(self):
-        call([need("fusermount"), "-u", str(self.mount)], self.work)
+        self.mount.close()
 
     def put(self, local, remote):
-        shutil.copyfile(local, self.mount / remote)
+        shutil.copyfile(local, self.root / remote)
+        self.mount.settled()
 
     def get(self, remote, local):
-        shutil.copyfile(self.mount / remote, local)
+        shutil.copyfile(self.root / remote, local)
 
     def put_tree(self, local, remote):
-        shutil.copytree(local, self.mount / remote, copy_function=shutil.copyfile)
+        shutil.copytree(local, self.root / remote, copy_function=shutil.copyfile)
+        self.mount.settled()
 
     def get_tree(self, remote, local):
-        shutil.copytree(self.mount / remote, local, copy_function=shutil.copyfile)
+        shutil.copytree(self.root / remote, local, copy_function=shutil.copyfile)
 
     def rename(self, old, new):
-        os.rename(self.mount / old, self.mount / new)
+        os.rename(self.root / old, self.root / new)
 
     def delete(self, path):
-        os.unlink(self.mount / path)
+        os.unlink(self.root / path)
 
 
 def psftp_quote(text: str) -> str:
@@ -502,17 +496,12 @@ class LftpFtps(Lftp):
     settings = "set ftp:ssl-force true; set ftp:ssl-protect-data true"
 
 
-SSHFS_CREATE = (
-    "sshfs creates a file, then stats it by name while the upload is in progress: the appliance "
-    "hides an upload under way from every session, its own included, so cp fails with 'No such file "
-    "or directory' (issue 22, files service: the writing session sees its upload)"
-)
 CLIENTS = {
     "openssh-sftp": OpenSSHSftp,
     "openssh-scp": Scp,
     "paramiko": Paramiko,
     "asyncssh": AsyncSSH,
-    "sshfs": pytest.param(Sshfs, marks=pytest.mark.xfail(strict=True, raises=FileNotFoundError, reason=SSHFS_CREATE)),
+    "sshfs": Sshfs,
     "psftp": Psftp,
     "curl-sftp": Curl,
     "rclone-sftp": Rclone,

@@ -554,19 +554,20 @@ def test_quota_cannot_be_bypassed_over_sftp(daemon, tmp_path):
     home = profile(daemon, "quota-sftp", quota_bytes=QUOTA)
     (home / "big.bin").write_bytes(b"b" * 900_000)
     raw = RawSftp(daemon, "quota-sftp", PASSWORD)
+    other = None
     try:
 
-        def status(kind: int, body: bytes) -> int:
-            raw.send(kind, body)
-            got, reply = raw.receive()
+        def status(kind: int, body: bytes, on: RawSftp = raw) -> int:
+            on.send(kind, body)
+            got, reply = on.receive()
             if got == 102:
                 return 0
             assert got == 101, got
             return struct.unpack("!L", reply[4:8])[0]
 
-        def open_handle(path: bytes, flags: int) -> bytes:
-            raw.send(3, struct.pack("!L", 1) + ns(path) + struct.pack("!LL", flags, 0))
-            kind, body = raw.receive()
+        def open_handle(path: bytes, flags: int, on: RawSftp = raw) -> bytes:
+            on.send(3, struct.pack("!L", 1) + ns(path) + struct.pack("!LL", flags, 0))
+            kind, body = on.receive()
             assert kind == 102, body
             return body[8 : 8 + struct.unpack("!L", body[4:8])[0]]
 
@@ -582,22 +583,26 @@ def test_quota_cannot_be_bypassed_over_sftp(daemon, tmp_path):
         handle = open_handle(b"/big.bin", 0x02)
         assert status(6, struct.pack("!L", 6) + ns(handle) + struct.pack("!Q", 900_000) + ns(b"r" * 200_000)) != 0
         status(4, struct.pack("!L", 7) + ns(handle))
-        # two overwrites of the same file at once cannot both use the room it frees
+        # two overwrites of the same file at once cannot both use the room it frees (from two
+        # sessions: one session's handles on a file share its one upload, as on a disk)
+        other = RawSftp(daemon, "quota-sftp", PASSWORD)
         first = open_handle(b"/big.bin", 0x02 | 0x08 | 0x10)
-        second = open_handle(b"/big.bin", 0x02 | 0x08 | 0x10)
+        second = open_handle(b"/big.bin", 0x02 | 0x08 | 0x10, on=other)
         chunk = 190_000  # requests stay under the session's packet limit
         for offset in range(0, 950_000, chunk):
             write = struct.pack("!L", 8) + ns(first) + struct.pack("!Q", offset) + ns(b"1" * chunk)
             assert status(6, write) == 0
         refused = [
-            status(6, struct.pack("!L", 9) + ns(second) + struct.pack("!Q", offset) + ns(b"2" * chunk))
+            status(6, struct.pack("!L", 9) + ns(second) + struct.pack("!Q", offset) + ns(b"2" * chunk), on=other)
             for offset in range(0, 950_000, chunk)
         ]
         assert any(code != 0 for code in refused)
         assert status(4, struct.pack("!L", 10) + ns(first)) == 0
-        status(4, struct.pack("!L", 11) + ns(second))
+        status(4, struct.pack("!L", 11) + ns(second), on=other)
     finally:
         raw.close()
+        if other is not None:
+            other.close()
     assert home_bytes(home) <= QUOTA
     assert os.stat(home / "sparse.bin").st_size < 10**12 if (home / "sparse.bin").exists() else True
 

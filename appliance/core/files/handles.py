@@ -253,6 +253,50 @@ class Reader:
         return True
 
 
+class UploadReader:
+    """A read handle on an upload in progress of the same session (own.py): what the
+    upload holds so far, and what it is written later. Nothing is logged: those
+    bytes are the session's own, not a download of a stored file."""
+
+    def __init__(self, threads: Threads, writer: Writer, fd: int):
+        self._threads = threads
+        self._writer = writer
+        self._fd = fd
+        self.path = writer.path
+        self.bytes_read = 0
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        return self._writer.size
+
+    def fileno(self) -> int:
+        return self._fd
+
+    async def read(self, offset: int, length: int) -> bytes:
+        if self._closed:
+            raise Invalid("The file is closed.")
+        _check_range(offset, 0)
+        try:
+            await self._writer.flush()  # what it still buffers is part of the file too
+        except ApplianceError:
+            pass  # committed or dropped since: the descriptor still holds what it wrote
+        try:
+            data = await self._threads.work(os.pread, self._fd, length, offset)
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        self.bytes_read += len(data)
+        return data
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+
+    async def discard(self) -> None:
+        await self.close()
+
+
 def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
     """Write `chunks` back to back at `offset`: one pwritev() per IOV_MAX chunks, no joining copy."""
     while chunks:
@@ -350,7 +394,14 @@ def _sendfile_out(sock_fd: int, file_fd: int, offset: int, stop: threading.Event
 
 
 class Writer:
-    """An upload in progress. `commit` makes it visible; `abort` leaves no trace."""
+    """An upload in progress. `commit` makes it visible; `abort` leaves no trace.
+
+    The session that opened it sees it meanwhile (own.py): it may read what was
+    written so far, resize it, rename it (`move_to`) or open more handles on it
+    (`handles`: the last close commits)."""
+
+    owner = None  # the session's OwnUploads (own.py), told when a commit or abort begins
+    orphaned = False  # its name was deleted or replaced meanwhile: closing saves nothing
 
     def __init__(
         self,
@@ -387,6 +438,7 @@ class Writer:
         self._done = False
         self._aborted: ApplianceError | None = None  # why abort() dropped it: commit then raises this
         self._receiving: threading.Event | None = None  # the stop flag of a receive_socket in flight
+        self.handles = 1  # handles of its session open on it: the last one's close commits
 
     @property
     def path(self) -> str:
@@ -541,6 +593,95 @@ class Writer:
         """Times to stamp on the file when it is committed (scp -p, sftp put -p)."""
         self.times = (atime, mtime)
 
+    def _check_open(self) -> None:
+        if self._done:
+            raise self._aborted or Invalid("The file is already closed.")
+        if self._error is not None:
+            raise self._error
+
+    async def read(self, offset: int, length: int) -> bytes:
+        """Up to `length` bytes written so far at `offset` (b"" past the end): a file
+        opened for reading and writing reads back what it holds."""
+        self._check_open()
+        _check_range(offset, 0)
+        await self._flush()
+        await self._lock.acquire()
+        try:
+            return await self._threads.work(os.pread, self._fd, length, offset)
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        finally:
+            self._lock.release()
+
+    async def truncate(self, size: int) -> None:
+        """Cut the file to `size` bytes, or extend it with zeros; the quota counts the
+        new size. A refusal leaves the upload as it was."""
+        self._check_open()
+        _check_range(size, 0)
+        if size == self.size:
+            return
+        if size > self.size:
+            self._limits.grow(size - self.size, self.replaced or 0)
+        await self._flush()  # buffered bytes past `size` go out first, to be cut with the rest
+        await self._lock.acquire()
+        try:
+            await self._threads.work(os.ftruncate, self._fd, size)
+        except OSError as e:
+            if size > self.size:
+                self._limits.release(size - self.size)
+            raise os_error(e, self.path) from None
+        finally:
+            self._lock.release()
+        if size < self.size:
+            self._limits.release(self.size - size)
+        self.size = size
+        self._synced = False
+
+    async def open_copy(self) -> int:
+        """A read-only descriptor of its own on the file being written (for another
+        handle of the same session); it stays valid after commit or abort."""
+        self._check_open()
+        await self._flush()
+        await self._lock.acquire()
+        try:
+            return await self._threads.work(
+                os.open, self.temp_name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.location.dir_fd
+            )
+        except OSError as e:
+            raise os_error(e, self.path) from None
+        finally:
+            self._lock.release()
+
+    async def move_to(self, location: Location) -> None:
+        """Commit to `location` instead (the session renamed the file before closing
+        it): the temporary file moves into that folder. Takes over `location`."""
+        await self._lock.acquire()
+        try:
+            await self._threads.work(
+                os.rename,
+                self.temp_name,
+                self.temp_name,
+                src_dir_fd=self.location.dir_fd,
+                dst_dir_fd=location.dir_fd,
+            )
+        except OSError as e:
+            location.close()
+            raise os_error(e, location.path) from None
+        finally:
+            self._lock.release()
+        old, self.location = self.location, location
+        old.close()
+        self._no_replace = False  # a rename replaces, and was checked as one
+
+    def renamed(self, parts: list[str]) -> None:
+        """A folder above it was renamed: the same folder, a new path."""
+        self.location.parts = list(parts)
+
+    async def flush(self) -> None:
+        """Write out what is buffered (before another handle reads the file)."""
+        self._check_open()
+        await self._flush()
+
     async def sync(self) -> None:
         """Write out and fsync what was written so far; nothing becomes visible. A
         commit with no write in between then only renames, so a caller can overlap
@@ -563,11 +704,28 @@ class Writer:
             pass  # _flush recorded it in self._error
 
     async def commit(self) -> None:
-        """Flush, fsync, rename into place, and record the upload."""
+        """Flush, fsync, rename into place, and record the upload (the last handle's
+        close does; an orphaned upload is dropped quietly)."""
         if self._aborted is not None:
             raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
         if self._done:
             return
+        if self.handles > 1:  # another handle of the session still has it open
+            self.handles -= 1
+            if self._error is not None:
+                raise self._error
+            return
+        if self.orphaned:
+            await self.abort()
+            return
+        finished = self.owner.finishing(self) if self.owner is not None else None
+        try:
+            await self._commit_now()
+        finally:
+            if finished is not None:
+                finished()
+
+    async def _commit_now(self) -> None:
         try:
             if self._error is not None:
                 raise self._error  # a write was refused (quota, disk): nothing of this upload is kept
@@ -631,6 +789,7 @@ class Writer:
             return
         self._done = True
         self._aborted = Unavailable(reason)
+        finished = self.owner.finishing(self) if self.owner is not None else None
         if self._receiving is not None:
             self._receiving.set()  # else the lock below waits for the sender's last byte
         self._registry.discard(self)
@@ -642,6 +801,8 @@ class Writer:
         finally:
             self._lock.release()
             self.location.close()
+            if finished is not None:
+                finished()
 
     def _remove_on_disk(self) -> None:
         if self._fd >= 0:

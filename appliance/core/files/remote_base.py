@@ -10,7 +10,7 @@ is what a remote SFTP server may hold besides (a link, a device...).
 
 from __future__ import annotations
 
-from ...errors import AlreadyExists, Invalid, NotFound, PermissionDenied
+from ...errors import AlreadyExists, Invalid, NotFound, PermissionDenied, Unavailable
 from ..audit import clean
 from .service import FileSession
 from .tree import Entry, split_path, virtual
@@ -22,6 +22,7 @@ class RemoteSessionBase(FileSession):
     """A FileSession whose files are on another server, reached without threads of ours."""
 
     remote = True
+    resizes = False  # a stored file is rewritten through the remote's streams: it can only be emptied
     rename_onto_itself_does_nothing = False  # S3: renaming a name to itself is a no-op
 
     # -- what each backend provides --------------------------------------------------
@@ -69,30 +70,25 @@ class RemoteSessionBase(FileSession):
 
     # -- reading ----------------------------------------------------------------------
 
-    async def stat(self, path: str, follow: bool = True) -> Entry:
-        return await self.tree.stat(split_path(path), follow)
+    async def _stat(self, parts: list[str], follow: bool) -> Entry:
+        return await self.tree.stat(parts, follow)
 
-    async def list(self, path: str) -> list[Entry]:
-        parts = split_path(path)
-        self._require("list", virtual(parts))
+    async def _list(self, parts: list[str]) -> list[Entry]:
         return await self.tree.list(parts)
 
-    async def open_read(self, path: str):
-        parts = split_path(path)
+    async def _open_reader_at(self, parts: list[str]):
         where = virtual(parts)
-        self._require("download", where)
         if not parts:
             raise Invalid("/ is a folder.")
         return await self._open_reader(parts, where, self._download_logger(where))
 
     # -- writing --------------------------------------------------------------------
 
-    async def open_write(self, path: str, *, truncate: bool = True, exclusive: bool = False):
-        parts = split_path(path)
-        if not parts:
-            raise Invalid("/ is a folder.")
+    async def _start_write(self, parts: list[str], truncate: bool, exclusive: bool, create: bool):
         where = virtual(parts)
         found = await self._upload_target(parts)
+        if found is None and not create:
+            raise NotFound(f"No such file: {where}")
         if found is not None:
             if exclusive:
                 raise AlreadyExists(f"{where} already exists.")
@@ -150,8 +146,12 @@ class RemoteSessionBase(FileSession):
             raise PermissionDenied("Your home folder cannot be removed.")
         where = virtual(parts)
         self._require("delete", where)
+        await self.own.settled(parts)
+        dropped = self.own.orphan(parts)  # this session's upload there saves nothing now
         found = await self._lookup(parts)
         if found is None:
+            if dropped is not None:
+                return  # it was only an upload in progress: nobody else ever saw it
             raise NotFound(f"No such file: {where}")
         if found[0] == "dir":
             raise Invalid(f"{where} is a folder: remove it as a folder.")
@@ -166,6 +166,12 @@ class RemoteSessionBase(FileSession):
         if not src or not dst:
             raise PermissionDenied("Your home folder cannot be renamed.")
         self._require("rename", virtual(src))
+        await self.own.settled(src, dst)
+        if self.own.under(src) or self.own.get(dst) is not None:
+            raise Unavailable(
+                f"{virtual(src)} (or a file in it) is still being uploaded to a remote source: it cannot be "
+                "renamed before it is closed (only files on the appliance's own disk can). Close it first."
+            )
         if src == dst and self.rename_onto_itself_does_nothing:
             return
         found = await self._lookup(src)

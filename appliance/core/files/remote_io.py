@@ -16,6 +16,11 @@ from ...errors import ApplianceError, Invalid, Unavailable
 from .quota import Limits
 from .tree import virtual
 
+NOT_ON_REMOTE = (
+    "{path} is still being uploaded to a remote source: it cannot be {what} before it is closed "
+    "(only files on the appliance's own disk can). Close it first, or upload it again."
+)
+
 
 class RemoteDownload:
     """A remote file read at offsets: reads answered one at a time, in the order they came."""
@@ -60,7 +65,14 @@ class RemoteDownload:
 class RemoteUpload:
     """An upload to a remote source: nothing shows under its name until `commit`,
     `abort` leaves nothing. A refused write (quota, bad offset) or a failed send is
-    kept in `_error`: later writes raise it and commit drops the upload."""
+    kept in `_error`: later writes raise it and commit drops the upload.
+
+    Its session sees it meanwhile (own.py) and may open more handles on it; reading
+    it back, resizing or moving it before it is closed are local sources' only
+    (the remote's upload is a stream), and refused here with NOT_ON_REMOTE."""
+
+    owner = None  # the session's OwnUploads (own.py), told when a commit or abort begins
+    orphaned = False  # its name was deleted or replaced meanwhile: closing saves nothing
 
     def __init__(
         self,
@@ -86,6 +98,7 @@ class RemoteUpload:
         self._aborted: ApplianceError | None = None  # why abort() dropped it: commit then raises this
         self.times: tuple[float, float] | None = None
         self.bytes_written = 0
+        self.handles = 1  # handles of its session open on it: the last one's close commits
 
     @property
     def path(self) -> str:
@@ -153,12 +166,45 @@ class RemoteUpload:
     async def _durable(self) -> None:
         """After a sync's settle: make what was sent durable, where the backend offers it."""
 
+    async def read(self, offset: int, length: int) -> bytes:
+        raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="read back"))
+
+    async def open_copy(self) -> int:
+        raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="read back"))
+
+    async def truncate(self, size: int) -> None:
+        if size != self.size:
+            raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="resized"))
+
+    async def flush(self) -> None:
+        await self._settle()
+
+    def renamed(self, parts: list[str]) -> None:
+        raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="moved"))
+
     async def commit(self) -> None:
-        """Settle, make the upload visible under its name, and record it."""
+        """Settle, make the upload visible under its name, and record it (the last
+        handle's close does; an orphaned upload is dropped quietly)."""
         if self._aborted is not None:
             raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
         if self._done:
             return
+        if self.handles > 1:  # another handle of the session still has it open
+            self.handles -= 1
+            if self._error is not None:
+                raise self._error
+            return
+        if self.orphaned:
+            await self.abort()
+            return
+        finished = self.owner.finishing(self) if self.owner is not None else None
+        try:
+            await self._commit_now()
+        finally:
+            if finished is not None:
+                finished()
+
+    async def _commit_now(self) -> None:
         try:
             await self._settle()
             if self._error is not None:
@@ -191,9 +237,14 @@ class RemoteUpload:
             return
         self._done = True
         self._aborted = Unavailable(reason)
+        finished = self.owner.finishing(self) if self.owner is not None else None
         self._registry.discard(self)
         self._limits.release(self.size)
-        await self._drop()
+        try:
+            await self._drop()
+        finally:
+            if finished is not None:
+                finished()
 
     async def _drop(self) -> None:
         raise NotImplementedError

@@ -24,7 +24,8 @@ from ...models import Source
 from ...threads import Threads
 from ..audit import PROTOCOL_NAMES, AuditLog, clean
 from ..auth import Account
-from .handles import ReadAhead, Reader, Writer
+from .handles import ReadAhead, Reader, UploadReader, Writer
+from .own import OwnUploads
 from .quota import Limits, QuotaTracker
 from .socket_send import memory_check
 from .tree import TEMP_PREFIX, Entry, Location, Tree, os_error, split_path, sweep_uploads, virtual
@@ -215,6 +216,7 @@ class FileSession:
     """A signed-in profile's files for one connection of one protocol."""
 
     remote = False  # True for a RemoteFileSession (a remote SFTP source)
+    resizes = True  # a stored file can be truncated or extended in place of a rewrite (local disk)
 
     def __init__(
         self,
@@ -236,6 +238,7 @@ class FileSession:
         self.address = address
         self.share = share  # transfers are logged as an anonymous visitor's through this share
         self._read_only = account.source.read_only if account.source else True
+        self.own = OwnUploads()  # this session's uploads in progress, which it alone sees
 
     def refresh(self, account: Account) -> None:
         """Take the profile's new settings (read again after an admin's change; same
@@ -291,16 +294,41 @@ class FileSession:
         return virtual(split_path(path))
 
     async def stat(self, path: str, follow: bool = True) -> Entry:
-        return await self._threads.work(self.tree.stat, split_path(path), follow)
+        """What is at `path`; this session's own upload in progress there shows as it
+        is so far (others see the old file or nothing)."""
+        parts = split_path(path)
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            return self.own.entry(parts, writer)
+        return await self._stat(parts, follow)
+
+    async def _stat(self, parts: list[str], follow: bool) -> Entry:
+        return await self._threads.work(self.tree.stat, parts, follow)
 
     async def list(self, path: str) -> list[Entry]:
         parts = split_path(path)
         self._require("list", virtual(parts))
+        entries = {entry.name: entry for entry in await self._list(parts)}
+        for entry in self.own.in_folder(parts):  # this session's uploads in progress, as stat shows them
+            entries[entry.name] = entry
+        return list(entries.values())
+
+    async def _list(self, parts: list[str]) -> list[Entry]:
         return await self._threads.work(self.tree.list, parts)
 
-    async def open_read(self, path: str) -> Reader:
+    async def open_read(self, path: str):
+        """A reader of the file at `path`; of this session's own upload in progress
+        there, what it holds so far (and more as it is written; no download is logged)."""
         parts = split_path(path)
         self._require("download", virtual(parts))
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            return UploadReader(self._threads, writer, await writer.open_copy())
+        return await self._open_reader_at(parts)
+
+    async def _open_reader_at(self, parts: list[str]) -> Reader:
         fd, real_path, size, check = await self._threads.work(self._open_read, parts)
         return Reader(
             self._threads, fd, real_path, size, self._download_logger(real_path), self._service.read_ahead, check
@@ -342,15 +370,49 @@ class FileSession:
 
     # -- writing --------------------------------------------------------------------
 
-    async def open_write(self, path: str, *, truncate: bool = True, exclusive: bool = False) -> Writer:
+    async def open_write(
+        self,
+        path: str,
+        *,
+        truncate: bool = True,
+        exclusive: bool = False,
+        create: bool = True,
+        readable: bool = False,
+    ) -> Writer:
         """Start an upload. Without `truncate`, the upload starts as a copy of the
-        existing file (resume, append, writes at offsets)."""
+        existing file (resume, append, read-write opens, writes at offsets): a
+        private copy, committed atomically when closed. Without `create`, a missing
+        file is refused; `readable` (a read-write open) needs the download permission.
+        This session's own upload in progress at `path` is shared (the last close
+        commits it), as a second open of one file on a disk."""
         parts = split_path(path)
         if not parts:
             raise Invalid("/ is a folder.")
+        if readable:
+            self._require("download", virtual(parts))
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            if exclusive:
+                raise AlreadyExists(f"{virtual(parts)} already exists.")
+            if truncate:
+                await writer.truncate(0)
+            writer.handles += 1
+            return writer
+        release = self.own.hold(parts)  # before anything waits: a STAT right behind this OPEN waits for it
+        try:
+            writer = await self._start_write(parts, truncate, exclusive, create)
+            self.own.add(parts, writer)
+        finally:
+            release()
+        return writer
+
+    async def _start_write(self, parts: list[str], truncate: bool, exclusive: bool, create: bool) -> Writer:
         location = await self._threads.work(self.tree.locate, parts)
         try:
             st = await self._threads.work(location.lstat)
+            if st is None and not create:
+                raise NotFound(f"No such file: {location.path}")
             if st is not None:
                 if exclusive:
                     raise AlreadyExists(f"{location.path} already exists.")
@@ -537,7 +599,14 @@ class FileSession:
         if not parts:
             raise PermissionDenied("Your home folder cannot be removed.")
         self._require("delete", virtual(parts))
-        size = await self._threads.work(self._remove, parts)
+        await self.own.settled(parts)
+        dropped = self.own.orphan(parts)  # this session's upload there saves nothing now
+        try:
+            size = await self._threads.work(self._remove, parts)
+        except NotFound:
+            if dropped is not None:
+                return  # it was only an upload in progress: nobody else ever saw it
+            raise
         self.limits.removed(size)
         await self._changed("delete", virtual(parts), f"{self._who} deleted {clean(virtual(parts))} over {self._over}")
 
@@ -564,14 +633,70 @@ class FileSession:
         if not src or not dst:
             raise PermissionDenied("Your home folder cannot be renamed.")
         self._require("rename", virtual(src))
-        replaced = await self._threads.work(self._rename, src, dst, overwrite)
-        if replaced is not None:
-            self.limits.removed(replaced)
+        await self.own.settled(src, dst)
+        if src != dst and self.own.get(dst) is not None and not overwrite:
+            raise AlreadyExists(f"{virtual(dst)} already exists.")
+        writer = self.own.get(src)
+        if writer is not None and src != dst:
+            await self._rename_upload(writer, src, dst, overwrite)
+        else:
+            replaced = await self._threads.work(self._rename, src, dst, overwrite)
+            if replaced is not None:
+                self.limits.removed(replaced)
+            if src != dst:
+                self.own.orphan(dst)
+                self.own.moved(src, dst)  # a folder: the uploads inside it follow
         await self._changed(
             "rename",
             virtual(src),
             f"{self._who} renamed {clean(virtual(src))} to {clean(virtual(dst))} over {self._over}",
         )
+
+    async def _rename_upload(self, writer: Writer, src: list[str], dst: list[str], overwrite: bool) -> None:
+        """Rename this session's own upload in progress (an editor or sshfs renames a
+        file before its CLOSE arrives): what stands at `src` on the disk, if anything,
+        moves as any rename would, and the upload will be committed at `dst`."""
+        if "overwrite" not in self.account.profile.permissions and self.own.get(dst) is not None:
+            raise PermissionDenied(f"You may not overwrite files ({virtual(dst)}).")
+        moved, existing, location = await self._threads.work(self._rename_upload_on_disk, src, dst, overwrite)
+        if moved is not None and existing is not None:
+            self.limits.removed(existing)  # the old version from `src` replaced it
+        if moved is None:
+            writer.replaced = existing  # the upload will replace what stands at `dst` now
+        await writer.move_to(location)
+        self.own.orphan(dst)
+        self.own.moved(src, dst)
+
+    def _rename_upload_on_disk(
+        self, src: list[str], dst: list[str], overwrite: bool
+    ) -> tuple[int | None, int | None, Location]:
+        """Move what `src` holds on the disk (if anything) to `dst`; returns its size
+        (None: nothing), the size of the file it replaced (None: none) and the
+        upload's new location."""
+        with self.tree.locate(src, follow=False) as old:
+            new = self.tree.locate(dst, follow=False)
+            try:
+                moved = old.lstat()
+                existing = new.lstat()
+                if existing is not None:
+                    if stat.S_ISDIR(existing.st_mode):
+                        raise Invalid(f"{new.path} is a folder.")
+                    if not overwrite:
+                        raise AlreadyExists(f"{new.path} already exists.")
+                    if "overwrite" not in self.account.profile.permissions:
+                        raise PermissionDenied(f"You may not overwrite files ({new.path}).")
+                if moved is not None:
+                    try:
+                        os.rename(old.name, new.name, src_dir_fd=old.dir_fd, dst_dir_fd=new.dir_fd)
+                    except OSError as e:
+                        raise os_error(e, new.path) from None
+                replaced = None
+                if existing is not None and not (moved is not None and os.path.samestat(moved, existing)):
+                    replaced = existing.st_size
+                return (moved.st_size if moved is not None else None), replaced, new
+            except BaseException:
+                new.close()
+                raise
 
     def _rename(self, src: list[str], dst: list[str], overwrite: bool) -> int | None:
         with self.tree.locate(src, follow=False) as old, self.tree.locate(dst, follow=False) as new:
@@ -599,7 +724,44 @@ class FileSession:
             raise PermissionDenied(f"You may not change files ({virtual(parts)}).")
         if self._read_only:
             raise PermissionDenied("The source is read-only.")
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            writer.set_times(atime, mtime)  # stamped when it is committed
+            return
         await self._store_times(parts, atime, mtime)
+
+    async def resize(self, path: str, size: int) -> None:
+        """Truncate or extend the file at `path` to `size` bytes (SFTP SETSTAT with a
+        size: `truncate -s`, sshfs). This session's upload in progress there is
+        resized in place; a stored file is rewritten as an upload would: a private
+        copy, resized, committed atomically (the overwrite permission, the quota
+        and one audit row, as for any upload)."""
+        parts = split_path(path)
+        if not parts:
+            raise Invalid("/ is a folder.")
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            await writer.truncate(size)
+            return
+        entry = await self._stat(parts, True)
+        if entry.kind != "file":
+            raise Invalid(f"{virtual(parts)} is not a file.")
+        if entry.size == size:
+            return  # nothing changes: not rewritten
+        if size and not self.resizes:
+            raise Unavailable(
+                f"{virtual(parts)} cannot be resized on this source (remote SFTP or S3): only emptied. "
+                "Upload the file again instead."
+            )
+        writer = await self.open_write(virtual(parts), truncate=size == 0, create=False)
+        try:
+            await writer.truncate(size)
+        except BaseException:
+            await writer.abort()
+            raise
+        await writer.commit()
 
     async def _store_times(self, parts: list[str], atime: float, mtime: float) -> None:
         await self._threads.work(self._set_times, parts, atime, mtime)

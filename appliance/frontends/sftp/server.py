@@ -65,7 +65,6 @@ _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
 _DATA_HEAD = struct.Struct("!LB4sL")  # packet length, FXP_DATA, request id, data length
-RESIZE_REFUSED = "Changing a file's size is not supported; upload it again instead."
 EXTENSIONS = {b"posix-rename@openssh.com": b"1", b"statvfs@openssh.com": b"2", b"fstatvfs@openssh.com": b"2"}
 
 
@@ -168,14 +167,21 @@ class ReadFile:
 
 @implementer(ISFTPFile)
 class WriteFile:
-    """An upload: invisible under its name until CLOSE commits it."""
+    """An upload (a file opened for writing, or reading and writing): the session
+    sees it as it is written, others only once CLOSE commits it."""
 
-    def __init__(self, writer: Writer, append: bool):
+    def __init__(self, writer: Writer, append: bool, readable: bool = False):
         self.writer = writer
         self.append = append
+        self.readable = readable
 
     def readChunk(self, offset, length):
-        raise SFTPError(FX_OP_UNSUPPORTED, "Reading a file opened for upload is not supported.")
+        return _call(self.read(offset, length))
+
+    async def read(self, offset, length):
+        if not self.readable:
+            raise SFTPError(FX_PERMISSION_DENIED, "This file was opened for writing only.")
+        return await self.writer.read(offset, length)
 
     def writeChunk(self, offset, data):
         return _call(self.write(offset, data))
@@ -185,12 +191,24 @@ class WriteFile:
 
     def getAttrs(self):
         now = int(time.time())
-        return {"size": self.writer.size, "uid": 0, "gid": 0, "permissions": 0o100640, "atime": now, "mtime": now}
+        atime, mtime = self.writer.times or (now, now)
+        return {
+            "size": self.writer.size,
+            "uid": 0,
+            "gid": 0,
+            "permissions": 0o100640,
+            "atime": int(atime),
+            "mtime": int(mtime),
+        }
 
     def setAttrs(self, attrs):
-        # scp and `put -p` stamp times through FSETSTAT; modes and owners are not the client's to set
-        if attrs.get("size", self.writer.size) != self.writer.size:
-            raise SFTPError(FX_OP_UNSUPPORTED, RESIZE_REFUSED)
+        return _call(self._set_attrs(attrs))
+
+    async def _set_attrs(self, attrs: dict) -> None:
+        # a size truncates or extends (ftruncate, sshfs); scp and `put -p` stamp times;
+        # modes and owners are not the client's to set
+        if "size" in attrs:
+            await self.writer.truncate(attrs["size"])
         if "mtime" in attrs:
             self.writer.set_times(attrs.get("atime", attrs["mtime"]), attrs["mtime"])
 
@@ -248,12 +266,18 @@ class FilesServer:
 
     async def _open(self, path: str, flags: int):
         if flags & (FXF_WRITE | FXF_APPEND):
-            if not flags & FXF_CREAT:
-                await self.session.stat(path)  # must exist: raises NotFound otherwise
+            # as OpenSSH's open(2): CREAT makes a missing file, TRUNC empties, EXCL refuses an
+            # existing one, APPEND writes at the end, READ too reads back (an existing file is a
+            # private copy, committed when closed)
+            readable = bool(flags & FXF_READ)
             writer = await self.session.open_write(
-                path, truncate=bool(flags & FXF_TRUNC), exclusive=bool(flags & FXF_EXCL)
+                path,
+                truncate=bool(flags & FXF_TRUNC),
+                exclusive=bool(flags & FXF_EXCL),
+                create=bool(flags & FXF_CREAT),
+                readable=readable,
             )
-            handle = WriteFile(writer, append=bool(flags & FXF_APPEND))
+            handle = WriteFile(writer, append=bool(flags & FXF_APPEND), readable=readable)
         elif flags & FXF_READ:
             entry = await self.session.stat(path)
             handle = ReadFile(await self.session.open_read(path), entry)
@@ -293,11 +317,10 @@ class FilesServer:
         return _call(self._set_attrs(_text(path), attrs))
 
     async def _set_attrs(self, path: str, attrs: dict) -> None:
-        """Times are set; modes and owners accepted, not applied; a size only if it is
-        the file's already (sshfs truncates this way: pretending would lose its data)."""
+        """A size truncates or extends the file (`truncate -s`, sshfs); times are set;
+        modes and owners accepted, not applied."""
         if "size" in attrs:
-            if (await self.session.stat(path)).size != attrs["size"]:
-                raise SFTPError(FX_OP_UNSUPPORTED, RESIZE_REFUSED)
+            await self.session.resize(path, attrs["size"])
         if "mtime" in attrs:
             await self.session.set_times(path, attrs.get("atime", attrs["mtime"]), attrs["mtime"])
         elif "size" not in attrs:
@@ -670,8 +693,8 @@ class SftpProtocol(FileTransferServer):
             self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
             return
         file = self.openFiles.get(handle)
-        if not isinstance(file, ReadFile):
-            self._not_for(file, request_id, b"Reading a file opened for upload is not supported.")
+        if not isinstance(file, (ReadFile, WriteFile)):
+            self._not_for(file, request_id, b"Invalid handle.")
             return
         run_now(
             file.read(offset, min(length, MAX_READ)),
