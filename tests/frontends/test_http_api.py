@@ -7,12 +7,13 @@ import base64
 import json
 import os
 import socket
+from datetime import timedelta
 
 import jwt
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
 
 PASSWORD = "user-password-1"
 
@@ -129,6 +130,27 @@ def test_payment_missing_and_deleted_organisations_get_the_spec_replies(daemon):
     daemon.execute("UPDATE organisations SET status = 'deleted' WHERE id = ?", org)
     reply = api.get("files/?path=/")
     assert (reply.status, reply.body) == (403, {"detail": "Organisation is deleted"})
+
+
+def test_a_refused_sign_in_says_why_except_for_wrong_credentials(daemon):
+    """The console shows each reason (its code); wrong credentials stay one answer."""
+    wrong = Api(daemon).login("admin", "wrong-password")
+    unknown = Api(daemon).login("nobody-at-all-2", "wrong-password")
+    assert wrong.body == unknown.body == {"detail": "Invalid username or password.", "code": "invalid_credentials"}
+    org = daemon.add_organisation("Trial Over", status="trial", trial_ends_at=now_iso(-timedelta(days=1)))
+    daemon.add_profile("trialover", org_id=org, is_admin=True)
+    ended = Api(daemon).login("trialover", PASSWORD)  # the trial ran out: payment missing, not wrong credentials
+    assert (ended.status, ended.body) == (401, {"detail": "Organisation payment missing", "code": "payment_missing"})
+    assert Api(daemon).login("trialover", "wrong-password").body["code"] == "invalid_credentials"  # tells nothing
+    daemon.execute("UPDATE organisations SET status = 'deleted' WHERE id = ?", org)
+    deleted = Api(daemon).login("trialover", PASSWORD)
+    assert (deleted.status, deleted.body) == (
+        401,
+        {"detail": "Organisation is deleted", "code": "organisation_deleted"},
+    )
+    daemon.add_profile("switchedoff", active=False)
+    disabled = Api(daemon).login("switchedoff", PASSWORD)
+    assert disabled.body["code"] == "account_disabled" and "disabled" in disabled.body["detail"], disabled.body
 
 
 # -- first run -----------------------------------------------------------------------------

@@ -22,6 +22,15 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 
 # operations that send mail, limited per address and account (core/ratelimit.py)
 RATE_LIMITED = {"PortalApi.reset", "ProfilesApi.create", "ProfilesApi.invite", "SharesApi.create"}
+# replies an operation documents beyond the common ones, by status
+REPLIES = {
+    "PortalApi.token": {
+        "401": "Sign-in refused: {detail, code, retry_after?}. code: invalid_credentials (one answer whether "
+        "the account exists or not), banned (retry_after and Retry-After: the seconds until the ban ends), "
+        "payment_missing (an ended trial too), organisation_deleted, account_disabled, account_expired, "
+        "protocol_not_allowed, address_not_allowed, tls_required, unavailable"
+    },
+}
 # Every string, integer and list is bounded (schema.py holds bodies to these; a test
 # checks none is left unbounded): integers to what SQLite stores, texts to MAX_STRING
 # characters unless a field needs more; the core checks the finer limits with its own words.
@@ -276,6 +285,8 @@ def document(mounts: list[tuple[str, object]]) -> dict:
                     operation["responses"]["429"] = {
                         "description": "Too many mails of this kind lately: try again after Retry-After seconds"
                     }
+                for status, text in REPLIES.get(f"{type(resource).__name__}.{rule.endpoint}", {}).items():
+                    operation["responses"][status] = {"description": text}
                 inputs = _inputs(f"{type(resource).__name__}.{rule.endpoint}", method)
                 if parameters or inputs.get("parameters"):
                     operation["parameters"] = parameters + inputs.get("parameters", [])
