@@ -143,6 +143,8 @@ def describe(organisation: Organisation, now: datetime) -> dict:
     ends = from_iso(organisation.trial_ends_at)
     on_trial = organisation.status == "trial"
     days_left = max(0, math.ceil((ends - now).total_seconds() / 86400)) if on_trial and ends else 0
+    # ended: its members are refused as payment missing (until the housekeeping job says so too)
+    trial_expired = organisation.status in ("trial", "payment_missing") and ends is not None and ends <= now
     return {
         "id": organisation.id,
         "name": organisation.name,
@@ -151,6 +153,7 @@ def describe(organisation: Organisation, now: datetime) -> dict:
         "on_trial": on_trial,
         "days_left_on_trial": days_left,
         "trial_ends_at": organisation.trial_ends_at,
+        "trial_expired": trial_expired,
         "branding": organisation.branding,
         "branding_logo": organisation.branding_logo,
         "branding_colour": organisation.branding_colour,

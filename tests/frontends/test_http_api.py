@@ -237,6 +237,19 @@ def test_a_trial_shows_days_left(daemon):
     daemon.add_profile("trier", org_id=org, is_admin=True)
     body = signed_in(daemon, "trier", PASSWORD).get("organisation/").body[0]
     assert body["on_trial"] is True and body["days_left_on_trial"] == 10
+    assert body["trial_expired"] is False
+
+
+def test_the_operator_sees_an_ended_trial_as_expired(daemon):
+    ended = daemon.add_organisation("Ended Trial", status="trial", trial_ends_at=now_iso(-timedelta(days=2)))
+    unpaid = daemon.add_organisation(
+        "Unpaid After Trial", status="payment_missing", trial_ends_at=now_iso(-timedelta(days=9))
+    )
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    listed = {o["id"]: o for o in operator.get("god/organisations/?page_size=200").body["results"]}
+    assert listed[ended]["trial_expired"] is True and listed[ended]["days_left_on_trial"] == 0
+    assert listed[unpaid]["trial_expired"] is True  # the housekeeping job turned it: still an ended trial
+    assert listed[daemon.default_org()]["trial_expired"] is False
 
 
 # -- files ---------------------------------------------------------------------------------------

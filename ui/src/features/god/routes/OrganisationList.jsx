@@ -3,12 +3,11 @@ import { Link } from "react-router";
 import { PageHeader, ResourceList } from "../../../components/lists.jsx";
 import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
-import { formatTime } from "../../../lib/format.js";
 import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
 import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
 import { CreateOrganisationDialog } from "../components/CreateOrganisationDialog.jsx";
-import { statusText } from "../components/statuses.js";
+import { organisationStatus } from "../components/statuses.js";
 import { storageMeasured, storageText } from "../components/storage.js";
 
 /** /admin/god: the operator's list of every organisation. */
@@ -38,8 +37,8 @@ export function OrganisationList() {
     [
       "Status",
       (o) => (
-        <span className={`badge status-${o.status}`}>
-          {statusText(o.status)}
+        <span className={`badge ${organisationStatus(o).tone}`}>
+          {organisationStatus(o).text}
         </span>
       ),
     ],
@@ -52,13 +51,7 @@ export function OrganisationList() {
         </span>
       ),
     ],
-    [
-      "Trial",
-      (o) =>
-        o.on_trial
-          ? `${o.days_left_on_trial} days left (${formatTime(o.trial_ends_at)})`
-          : "",
-    ],
+    ["Trial", (o) => organisationStatus(o).trial],
     [
       "Actions",
       (o) => (
