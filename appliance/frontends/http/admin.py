@@ -124,9 +124,14 @@ class ProfilesApi(Resource):
             self.core.accounts.check_invite(account, body.get("email"))
         profile = await self.admin.create(account, body)
         await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
-        if not body.get("password"):  # no password given: the person chooses one from an invitation
-            await self.core.accounts.invite(account, profile)
-        return reply(request, profile_view(profile), 201)
+        if body.get("password"):
+            return reply(request, profile_view(profile), 201)
+        # no password given: the person chooses one from an invitation; whether it was mailed
+        # (and, when not, its link) goes back to this admin, who may change the profile
+        invitation = await self.core.accounts.invite(account, profile)
+        if not invitation.mailed:
+            await self._audit(account, request, _not_mailed(account, profile, invitation))
+        return reply(request, {**profile_view(profile), "invitation": invitation.reply()}, 201)
 
     @app.route("/<int:profile_id>/", methods=["GET"])
     async def item(self, request, profile_id):
@@ -148,9 +153,11 @@ class ProfilesApi(Resource):
     async def invite(self, request, profile_id):
         account = await authenticate(self.core, request, admin=True)
         profile = await self.admin.get(account, profile_id)
-        await self.core.accounts.invite(account, profile)
+        invitation = await self.core.accounts.invite(account, profile)
         await self._audit(account, request, f"{account.profile.username} invited {profile.username}")
-        return reply(request, {"detail": f"An invitation was sent to {profile.email}."}, 202)
+        if not invitation.mailed:
+            await self._audit(account, request, _not_mailed(account, profile, invitation))
+        return reply(request, invitation.reply(), 202)
 
     @app.route("/<int:profile_id>/", methods=["DELETE"])
     async def delete(self, request, profile_id):
@@ -160,6 +167,13 @@ class ProfilesApi(Resource):
         await self._audit(account, request, f"{account.profile.username} deleted the profile {existing.username}")
         request.setResponseCode(204)
         return b""
+
+
+def _not_mailed(account, profile, invitation) -> str:
+    return (
+        f"The invitation of {profile.username} could not be mailed to {profile.email} ({invitation.error}); "
+        f"its link was shown to {account.profile.username}"
+    )
 
 
 class LogsApi(Resource):

@@ -21,7 +21,13 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 # routes are never restated here; a test checks every key names a documented handler.
 
 # operations that send mail, limited per address and account (core/ratelimit.py)
-RATE_LIMITED = {"PortalApi.reset", "ProfilesApi.create", "ProfilesApi.invite", "SharesApi.create"}
+RATE_LIMITED = {
+    "PortalApi.reset",
+    "ProfilesApi.create",
+    "ProfilesApi.invite",
+    "SharesApi.create",
+    "OperatorApi.mail_test",
+}
 # replies an operation documents beyond the common ones, by status
 REPLIES = {
     "PortalApi.token": {
@@ -30,6 +36,19 @@ REPLIES = {
         "payment_missing (an ended trial too), organisation_deleted, account_disabled, account_expired, "
         "protocol_not_allowed, address_not_allowed, tls_required, unavailable"
     },
+    "ProfilesApi.create": {
+        "201": "The profile; without a password also invitation: {mailed, detail, error?, link?}: when the mail "
+        "server did not take the invitation, why and the link to hand over (only to this admin)"
+    },
+    "ProfilesApi.invite": {
+        "202": "{mailed, detail, error?, link?}: when the mail server did not take the invitation, why and "
+        "the link to hand over"
+    },
+    "OperatorApi.mail": {
+        "200": "{host, port, starttls, sender, authenticated, last_success_at, last_success_to, last_error_at, "
+        "last_error, last_error_to, pending}"
+    },
+    "OperatorApi.mail_test": {"200": "{sent, to, error, mail}: whether the mail server took it, and why not"},
 }
 # Every string, integer and list is bounded (schema.py holds bodies to these; a test
 # checks none is left unbounded): integers to what SQLite stores, texts to MAX_STRING
@@ -206,6 +225,7 @@ INPUTS: dict[str, dict] = {
     "OperatorApi.change": {
         "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
+    "OperatorApi.mail_test": {"body": _object(to=EMAIL)},
     "OperatorApi.logs": {"query": LOG_FILTERS[:6]},
 }
 

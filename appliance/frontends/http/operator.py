@@ -124,6 +124,18 @@ class OperatorApi(Resource):
             await self.core.open_sessions.check(org_id=org_id)  # a deleted or unpaid one: its sessions end
         return reply(request, describe(await self._organisation(org_id), self._now()))
 
+    @app.route("/mail/", methods=["GET"])
+    async def mail(self, request):
+        """The state of outbound mail: where it goes, the last delivery and the last error"""
+        account = await self._operator(request)
+        return reply(request, self.core.accounts.mail_status(account))
+
+    @app.route("/mail/test/", methods=["POST"])
+    async def mail_test(self, request):
+        """Send a test mail (to the operator's own address unless `to` is given) and say how it went"""
+        account = await self._operator(request)
+        return reply(request, await self.core.accounts.send_test_mail(account, read_json(request).get("to")))
+
     @app.route("/organisations/<int:org_id>/logs/", methods=["GET"])
     async def logs(self, request, org_id):
         await self._operator(request)
