@@ -7,6 +7,7 @@ import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
 import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
 import { CreateOrganisationDialog } from "../components/CreateOrganisationDialog.jsx";
+import { MailSection } from "../components/MailSection.jsx";
 import { organisationStatus } from "../components/statuses.js";
 import { storageMeasured, storageText } from "../components/storage.js";
 
@@ -82,6 +83,7 @@ export function OrganisationList() {
         columns={columns}
         caption="Organisations"
       />
+      <MailSection />
       {changing ? (
         <ChangeStatusDialog
           organisation={changing}
