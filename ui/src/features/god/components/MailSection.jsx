@@ -1,5 +1,8 @@
 import { Fragment, useId, useState } from "react";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { useMailState } from "../api/getMailState.js";
 import { useSendTestMail } from "../api/sendTestMail.js";
 import { mailState } from "./mailState.js";
@@ -8,7 +11,7 @@ import { mailState } from "./mailState.js";
 export function MailSection() {
   const { data, error } = useMailState();
   const send = useSendTestMail();
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const [to, setTo] = useState("");
   const [busy, setBusy] = useState(false);
   const headingId = useId();

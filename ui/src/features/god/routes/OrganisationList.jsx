@@ -1,7 +1,10 @@
 import { useState } from "react";
 import { Link } from "react-router";
 import { PageHeader, ResourceList } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
@@ -17,7 +20,7 @@ export function OrganisationList() {
   const [changing, setChanging] = useState(null);
   const [creating, setCreating] = useState(false);
   const [measuring, setMeasuring] = useState(null);
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const measure = useMeasureStorage();
   async function measureNow(organisation) {
     setMeasuring(organisation.id);

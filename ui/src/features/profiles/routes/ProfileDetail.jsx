@@ -2,7 +2,10 @@ import { useState } from "react";
 import { useLocation, useNavigate, useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { getSession } from "../../../lib/api.js";
 import { formatTime } from "../../../lib/format.js";
@@ -18,7 +21,7 @@ export function ProfileDetail() {
   const { data: profile, error, mutate } = useProfile(pid);
   usePageTitle(profile ? `Profile ${profile.username}` : "Profile");
   const navigate = useNavigate();
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const update = useUpdateProfile();
   const remove = useDeleteProfile();
