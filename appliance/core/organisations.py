@@ -15,6 +15,7 @@ from ..store import Store, queries
 from ..threads import Threads
 from . import validation
 from .audit import AuditLog, clean
+from .changes import Field, describe_change
 from .local_folders import LocalFolders
 from .passwords import Passwords, profile_scope
 
@@ -136,6 +137,25 @@ class Organisations:
 
 
 COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
+# how a change of each column is told in the audit log
+FIELDS = {
+    "name": Field("name"),
+    "status": Field(
+        "status",
+        "choice",
+        {"trial": "trial", "active": "active", "payment_missing": "payment missing", "deleted": "deleted"},
+    ),
+    "trial_ends_at": Field("trial end", "time"),
+    "branding": Field("own branding", "bool"),
+    "branding_colour": Field("branding colour", empty="the default"),
+    "user_terms": Field("user terms", "long"),
+    "require_tls": Field("encryption required", "bool"),
+}
+
+
+def describe_organisation_change(organisation: Organisation, changes: dict) -> str:
+    """What `changes` change on `organisation`, in words ("" when nothing)."""
+    return describe_change(vars(organisation), changes, FIELDS)
 
 
 def describe(organisation: Organisation, now: datetime) -> dict:

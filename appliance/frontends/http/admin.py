@@ -58,9 +58,9 @@ class MailboxesApi(Resource):
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, mailbox_id)
         values = await self.admin.values(account, read_json(request), existing)
-        if values:
+        changed = await self.admin.describe_change(account, existing, values)
+        if changed:  # only what really changed is written and told
             await self.core.store.run(mailbox_queries.update_mailbox, account.organisation.id, mailbox_id, values)
-            changed = ", ".join(sorted(k.replace("_encrypted", "") for k in values))
             await self._audit(
                 account, request, f"{account.profile.username} changed the mailbox {existing.name}: {changed}"
             )
@@ -143,9 +143,9 @@ class ProfilesApi(Resource):
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, profile_id)
         values = await self.admin.values(account, read_json(request), existing)
-        if values:
+        changed = await self.admin.describe_change(account, existing, values)
+        if changed:  # only what really changed is written and told
             await self.admin.update(account, existing, values)
-            changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
             await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
         return reply(request, profile_view(await self.admin.get(account, profile_id)))
 
@@ -327,7 +327,9 @@ class SourcesApi(Resource):
         if make_default and existing.id != default:
             default = await self._make_default(account, request, existing)
         if changed:
-            await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
+            await self._audit(
+                account, request, f"{account.profile.username} changed the source {existing.name}: {changed}"
+            )
         checked = await self.admin.check_saved(account, source_id, existing)
         return reply(request, source_view(checked, default))
 
