@@ -10,12 +10,16 @@ TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed
 # command -> Debian package, for what the tests drive
 SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap psftp:putty-tools sshfs:sshfs wget:wget rsync:rsync
+# command -> Debian package, for `make deb`
+DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python tools ui system-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test
+.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test
 
+# the daemon says where to open the console once it listens ("Ready: open the console at ...")
 run: build
+	@echo "Starting the appliance: data in ./var/; it names the console's address when it is up (Ctrl-C stops it)."
 	$(BIN)/appliance serve
 
 build: python ui
@@ -24,8 +28,9 @@ python: $(STAMP)
 
 $(STAMP): constraints.txt setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing the Python packages into $(VENV) (a minute or two the first time)..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[test]'
 	touch $@
 
 # ssh-audit and sslyze, which the tests run against the daemon, in a venv of their own
@@ -45,14 +50,23 @@ ui/node_modules/.package-lock.json: ui/package-lock.json
 $(UI_STAMP): ui/node_modules/.package-lock.json $(UI_SOURCES)
 	cd ui && npm run build
 
-system-deps:
-	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+# $(call need,command:package ...): apt-get installs the packages of the commands that are
+# missing (as root); otherwise says which packages to install, and stops
+define need
+	@missing=""; for pair in $(1); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
 	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (install them as root)"; exit 1; fi; \
+	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (as root: apt-get install$$missing)"; exit 1; fi; \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+endef
+
+system-deps:
+	$(call need,$(SYSTEM_TOOLS))
+
+deb-deps:
+	$(call need,$(DEB_TOOLS))
 
 lint: python
 	$(BIN)/ruff check appliance tests bench bench/run
@@ -78,7 +92,7 @@ dist: ui python
 
 # dist/appliance_<version>_<arch>.deb: a venv under /opt/appliance with the wheel (Debian's
 # python3.11), /usr/bin/appliance, the user, the data dir, the units, /etc/appliance/appliance.toml
-deb: dist
+deb: deb-deps dist
 	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-py3-none-any.whl dist
 	lintian --no-cfg dist/appliance_*.deb
 

@@ -233,6 +233,7 @@ def cmd_serve(args) -> int:
             reactor.stop()
             return
         systemd.notify("READY=1\nSTATUS=Serving " + ", ".join(listener.description for listener in daemon.listeners))
+        await daemon.announce()
         systemd.start_watchdog(reactor)
 
     def reload_tls():

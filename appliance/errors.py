@@ -55,11 +55,13 @@ class Unavailable(ApplianceError):
 
 class AuthenticationFailed(ApplianceError):
     """Sign-in refused. The message is safe to show to the person signing in.
-    `retry_after`: the seconds until a ban on the caller's address ends, if that is why."""
+    `retry_after`: the seconds until a ban on the caller's address ends, if that is why.
+    `code`: why, for a client that shows each reason its own way (core/auth.py REFUSALS)."""
 
-    def __init__(self, message: str, retry_after: int | None = None):
+    def __init__(self, message: str, retry_after: int | None = None, code: str | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+        self.code = code
 
 
 class RateLimited(ApplianceError):

@@ -93,6 +93,40 @@ class ApplianceService(service.MultiService):
         self.core = core
         self.listeners: list[ListenerService] = []
 
+    def console_url(self) -> str | None:
+        """Where a person opens the console: the first HTTPS (else HTTP) listener that is
+        up, by the address it listens on (the public hostname when that is every address)."""
+        for what, scheme in (("HTTPS", "https"), ("HTTP", "http")):
+            for listener in self.listeners:
+                if listener.what != what or listener.port is None:
+                    continue
+                address = listener.port.getHost()
+                host = getattr(address, "host", "")
+                port = getattr(address, "port", None)
+                if port is None:  # a socket-activated or UNIX listener: no address of its own
+                    continue
+                if host in ("", "0.0.0.0", "::"):
+                    host = self.core.settings.server.public_hostname
+                elif ":" in host:
+                    host = f"[{host}]"
+                default = 443 if scheme == "https" else 80
+                return f"{scheme}://{host}" + ("" if port == default else f":{port}") + "/"
+        return None
+
+    async def announce(self) -> None:
+        """One line when the daemon is up: the console's address, and what to do first."""
+        url = self.console_url()
+        if url is None:
+            return
+        if await self.core.organisations.initialized():
+            log.info("Ready: open the console at {url}", url=url)
+        else:
+            log.info(
+                "Ready: open the console at {url} to set up the appliance (first run: it asks for the first "
+                "organisation and its admin; or run `appliance setup`)",
+                url=url,
+            )
+
     def add_listener(self, listener: ListenerService) -> None:
         self.listeners.append(listener)
         listener.setServiceParent(self)

@@ -7,15 +7,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
 from twisted.logger import Logger
 
-from ..errors import Invalid, RateLimited
+from ..errors import Invalid, PermissionDenied, RateLimited
 from ..models import LogEntry, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
+from . import validation
 from .audit import AuditLog, clean
 from .authority import require_authority
 from .passwords import Passwords, profile_scope, validate
@@ -26,6 +28,7 @@ from .ratelimit import (
     RESETS_PER_ACCOUNT,
     RESETS_PER_CLIENT,
     RESETS_PER_EMAIL,
+    TEST_MAILS_PER_OPERATOR,
     RateLimiter,
     wait_in_words,
 )
@@ -41,7 +44,33 @@ INVITES_REFUSED = {  # by the limit reached
     "ask the person to look in their spam folder.",
 }
 
+TOO_MANY_TEST_MAILS = "You sent many test mails within the last hour."
+OPERATOR_ONLY = "Only the operator can see and test the appliance's outbound mail."
+
 log = Logger()
+
+
+@dataclass(frozen=True)
+class Invitation:
+    """What became of an invitation: mailed, or why not and the link to hand over
+    instead (only ever given to the admin who sent it, who may change the profile)."""
+
+    email: str
+    mailed: bool
+    error: str | None = None
+    link: str | None = None
+
+    def reply(self) -> dict:
+        if self.mailed:
+            return {"mailed": True, "detail": f"An invitation was sent to {self.email}."}
+        return {
+            "mailed": False,
+            "error": self.error,
+            "link": self.link,
+            "detail": f"The invitation could not be mailed to {self.email} ({self.error}). Copy the invitation "
+            "link and give it to the person: it works once and expires in 3 days. The appliance keeps trying "
+            "to mail it.",
+        }
 
 
 def _b36(number: int) -> str:
@@ -147,17 +176,19 @@ class Accounts:
         """Refuse (RateLimited) when the admin `account` may send no invitation to `email` now."""
         self._refuse_past_limits(self._invite_limits(account, email))
 
-    async def invite(self, account, profile) -> None:
+    async def invite(self, account, profile) -> Invitation:
         """Mail `profile` a link to choose its password, sent by the admin `account`
         (refused for a profile that holds more than `account`, and past the limits on
-        invitations per profile, per address and per admin)."""
+        invitations per profile, per address and per admin). Waits for the mail server's
+        answer: when it did not take the mail, the invitation carries the link, for the
+        admin to hand over."""
         require_authority(account.profile, profile)
         limits = self._invite_limits(account, profile.email, profile.id)
         self._refuse_past_limits(limits)
         self._limits.take(*limits)
         invited_by = account.profile.username
         link = self.link(profile, "invite")
-        self._mailer.send(
+        error = await self._mailer.send_now(
             profile.email,
             "Your file transfer account",
             f"Hello {profile.username},\n\n{invited_by} created an account for you. To choose your password, "
@@ -165,6 +196,40 @@ class Accounts:
             f"<p>Hello {escape(profile.username)},</p><p>{escape(invited_by)} created an account for you. "
             f'<a href="{escape(link)}">Choose your password</a>.</p><p>The link works once and expires in 3 days.</p>',
         )
+        if error is None:
+            return Invitation(profile.email, True)
+        return Invitation(profile.email, False, error, link)
+
+    def mail_status(self, account) -> dict:
+        """The state of outbound mail (the operator's only)."""
+        if not account.profile.is_superuser:
+            raise PermissionDenied(OPERATOR_ONLY)
+        return self._mailer.status()
+
+    async def send_test_mail(self, account, to=None) -> dict:
+        """Mail a test message (to `to`, else the operator's own address) and wait for the
+        mail server's answer: {sent, to, error} with the state of outbound mail. The
+        operator's only; a few an hour."""
+        if not account.profile.is_superuser:
+            raise PermissionDenied(OPERATOR_ONLY)
+        try:
+            to = validation.email(to) if to else account.profile.email
+        except Invalid:
+            raise Invalid("Enter a valid email address.", {"to": ["Enter a valid email address."]}) from None
+        if not to:
+            raise Invalid("Give an address to send the test mail to.", {"to": ["Enter an email address."]})
+        self._limits.require(TOO_MANY_TEST_MAILS, (TEST_MAILS_PER_OPERATOR, str(account.profile.id)))
+        console = self.console_url()
+        error = await self._mailer.send_now(
+            to,
+            "Test mail from the file transfer appliance",
+            f"This is a test mail sent by {account.profile.username} from {console}.\n\n"
+            "Outbound mail works: password resets and invitations will reach their recipients.\n",
+            f"<p>This is a test mail sent by {escape(account.profile.username)} from {escape(console)}.</p>"
+            "<p>Outbound mail works: password resets and invitations will reach their recipients.</p>",
+            retry=False,
+        )
+        return {"sent": error is None, "to": to, "error": error, "mail": self._mailer.status()}
 
     async def confirm(self, uid: str, token: str, password: str, repeated: str) -> None:
         """Set a new password from a reset or invitation link."""

@@ -32,6 +32,15 @@ TLS_REQUIRED = {
     "web": "This account must sign in over HTTPS: passwords over plain HTTP are refused.",
 }
 TLS_REQUIRED_ANY = "This account must use an encrypted connection (FTPS, SFTP or HTTPS)."
+# Why a sign-in was refused, as AuthenticationFailed.code (the web console shows each its own
+# way). Only "invalid_credentials" and "banned" can come before the password is proven right,
+# and neither tells whether the account exists (no account enumeration).
+INVALID_CREDENTIALS = "invalid_credentials"
+BANNED = "banned"
+REFUSALS = {
+    PAYMENT_MISSING: "payment_missing",
+    ORGANISATION_DELETED: "organisation_deleted",
+}
 
 
 @dataclass(frozen=True)
@@ -170,10 +179,12 @@ class AuthService:
         minutes = max(1, round(seconds / 60))
         later = f"try again in {minutes} minute{'s' if minutes > 1 else ''}."
         if ban.target is None:
-            return AuthenticationFailed(f"Too many failed sign-ins from {address}: {later}", retry_after=seconds)
-        if ban.target.key.startswith("share:"):
-            return AuthenticationFailed(f"Too many wrong passwords for this link from {address}: {later}", seconds)
-        return AuthenticationFailed(f"Too many failed sign-ins for this account from {address}: {later}", seconds)
+            message = f"Too many failed sign-ins from {address}: {later}"
+        elif ban.target.key.startswith("share:"):
+            message = f"Too many wrong passwords for this link from {address}: {later}"
+        else:
+            message = f"Too many failed sign-ins for this account from {address}: {later}"
+        return AuthenticationFailed(message, retry_after=seconds, code=BANNED)
 
     def bans(self) -> list[Ban]:
         """Every ban in force (the operator's view), soonest to end first."""
@@ -249,7 +260,7 @@ class AuthService:
         """
         username = username.strip()
         if self.closing:
-            raise AuthenticationFailed("The appliance is restarting; try again in a minute.")
+            raise AuthenticationFailed("The appliance is restarting; try again in a minute.", code="unavailable")
         key = user_key(username)
         self.refuse_if_banned(address, key)  # the address, or this address guessing this name
         profile = None
@@ -262,7 +273,7 @@ class AuthService:
             organisation = await self._store.run(queries.get_organisation, profile.org_id)
             if organisation is not None and requires_tls(profile, organisation):
                 await self._failed(profile, username, protocol, address, "plain-text sign-in refused (TLS required)")
-                raise AuthenticationFailed(TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY))
+                raise AuthenticationFailed(TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY), code="tls_required")
         if public_key is not None:
             ok = profile is not None and any(key_blob(k) == public_key for k in profile.ssh_keys)
             method = "key"
@@ -282,13 +293,14 @@ class AuthService:
             if ban is not None:
                 await self._banned(ban)
             await self._throttle.pause(self._throttle.delay(key, address))
-            raise AuthenticationFailed(BAD_CREDENTIALS)
+            raise AuthenticationFailed(BAD_CREDENTIALS, code=INVALID_CREDENTIALS)
 
         organisation = await self._store.run(queries.get_organisation, profile.org_id)
         refusal = self._refusal(profile, organisation, protocol, address)
         if refusal is not None:
-            await self._failed(profile, username, protocol, address, refusal)
-            raise AuthenticationFailed(refusal)
+            code, message = refusal
+            await self._failed(profile, username, protocol, address, message)
+            raise AuthenticationFailed(message, code=code)
 
         self._throttle.record_success(key, address)
         source = None
@@ -309,21 +321,24 @@ class AuthService:
         )
         return Account(profile=profile, organisation=organisation, source=source)
 
-    def _refusal(self, profile: Profile, organisation: Organisation, protocol: str, address: str) -> str | None:
+    def _refusal(
+        self, profile: Profile, organisation: Organisation, protocol: str, address: str
+    ) -> tuple[str, str] | None:
+        """(code, message) of why a profile whose password was right may not sign in, or None."""
         now = self._now()
         refusal = organisation_refusal(organisation, now)
         if refusal:
-            return refusal
+            return REFUSALS[refusal], refusal
         if not profile.active:
-            return "This account is disabled. Ask your administrator to enable it."
+            return "account_disabled", "This account is disabled. Ask your administrator to enable it."
         expires = from_iso(profile.expires_at)
         if expires is not None and expires <= now:
-            return "This account has expired. Ask your administrator to extend it."
+            return "account_expired", "This account has expired. Ask your administrator to extend it."
         if protocol not in profile.protocols:
             name = PROTOCOL_NAMES.get(protocol, protocol)
-            return f"{name} access is not enabled for this account. Ask your administrator."
+            return "protocol_not_allowed", f"{name} access is not enabled for this account. Ask your administrator."
         if not address_allowed(address, profile.ip_allow):
-            return f"Sign-in from {address} is not allowed for this account."
+            return "address_not_allowed", f"Sign-in from {address} is not allowed for this account."
         return None
 
     async def _banned(self, ban: Ban) -> None:

@@ -20,7 +20,7 @@ from ..threads import Threads
 from . import images
 from .audit import AuditLog, clean
 from .auth import Account
-from .organisations import branding, describe, organisation_changes
+from .organisations import branding, describe, describe_organisation_change, organisation_changes
 
 LOGO_URL = "/api/portal/branding/logo/{org_id}/{name}"
 LOGO_NAME = re.compile(r"^[0-9a-f]{32}\.(png|jpg|svg)$")
@@ -79,11 +79,12 @@ class OrganisationSettings:
         """PATCH by the organisation's admins: name, branding on/off, colour, terms, require_tls."""
         self._own(account, org_id, admin=True)
         changes = organisation_changes(body)
-        if changes:
+        changed = describe_organisation_change(account.organisation, changes)
+        if changed:  # only what really changed is written and told
             await self._store.run(queries.update_organisation, org_id, changes)
             await self._audit.change(
                 account, "web", address, "organisation", "",
-                f"{clean(account.profile.username)} changed the organisation's {', '.join(sorted(changes))}",
+                f"{clean(account.profile.username)} changed the organisation: {changed}",
             )  # fmt: skip
             if changes.get("require_tls") and self._open_sessions is not None:
                 await self._open_sessions.check(org_id=org_id)  # members' plain-FTP sessions end

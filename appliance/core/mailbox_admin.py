@@ -12,6 +12,7 @@ from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from . import validation
 from .auth import Account
+from .changes import Field, describe_change
 from .netcheck import Destinations
 
 CHOICES = {
@@ -27,6 +28,24 @@ LABELS = {
     "folder": "The folder",
     "move_to": "The folder to move messages to",
     "target_folder": "The target folder",
+}
+# how a change of each column is told in the audit log
+FIELDS = {
+    "name": Field("name"),
+    "host": Field("host"),
+    "port": Field("port", "number"),
+    "security": Field("security", "choice", {"tls": "TLS", "starttls": "STARTTLS", "none": "none"}),
+    "verify_tls": Field("certificate check", "bool"),
+    "username": Field("username"),
+    "password_encrypted": Field("password", "secret"),
+    "folder": Field("folder"),
+    "source_id": Field("source"),
+    "target_folder": Field("target folder"),
+    "keep": Field("what is kept", "choice", {"attachments": "attachments", "message": "whole message"}),
+    "after": Field("after processing", "choice", {"seen": "mark seen", "move": "move", "delete": "delete"}),
+    "move_to": Field("move to folder"),
+    "interval_minutes": Field("interval in minutes", "number"),
+    "enabled": Field("enabled", "bool"),
 }
 
 
@@ -66,6 +85,28 @@ class MailboxAdmin:
         if mailbox is None:
             raise NotFound("No such mailbox.")
         return mailbox
+
+    async def describe_change(self, account: Account, existing: Mailbox, values: dict) -> str:
+        """What `values` (from `values()`) change on `existing`, in words ("" when nothing);
+        the password compared opened (it is sealed anew on every save), never shown."""
+
+        def opened(sealed: str) -> str:
+            try:
+                return self._secrets.decrypt(sealed) if sealed else ""
+            except Exception:  # noqa: BLE001 - a key that changed: tell it as changed
+                return sealed
+
+        old, new = dict(vars(existing)), dict(values)
+        if "password_encrypted" in new:
+            old["password_encrypted"], new["password_encrypted"] = (
+                opened(old["password_encrypted"]),
+                opened(new["password_encrypted"]),
+            )
+        names: dict[int | None, str] = {None: "none"}
+        for source_id in {existing.source_id, values.get("source_id")} - {None}:
+            source = await self._store.run(queries.get_source, account.organisation.id, source_id)
+            names[source_id] = source.name if source else f"#{source_id}"
+        return describe_change(old, new, FIELDS, {"source_id": lambda v: names.get(v, "none")})
 
     async def show(self, account: Account, mailbox: Mailbox) -> dict:
         return view(mailbox, await self._store.run(mailbox_queries.last_run, account.organisation.id, mailbox.id))

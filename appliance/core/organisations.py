@@ -15,6 +15,7 @@ from ..store import Store, queries
 from ..threads import Threads
 from . import validation
 from .audit import AuditLog, clean
+from .changes import Field, describe_change
 from .local_folders import LocalFolders
 from .passwords import Passwords, profile_scope
 
@@ -136,6 +137,25 @@ class Organisations:
 
 
 COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
+# how a change of each column is told in the audit log
+FIELDS = {
+    "name": Field("name"),
+    "status": Field(
+        "status",
+        "choice",
+        {"trial": "trial", "active": "active", "payment_missing": "payment missing", "deleted": "deleted"},
+    ),
+    "trial_ends_at": Field("trial end", "time"),
+    "branding": Field("own branding", "bool"),
+    "branding_colour": Field("branding colour", empty="the default"),
+    "user_terms": Field("user terms", "long"),
+    "require_tls": Field("encryption required", "bool"),
+}
+
+
+def describe_organisation_change(organisation: Organisation, changes: dict) -> str:
+    """What `changes` change on `organisation`, in words ("" when nothing)."""
+    return describe_change(vars(organisation), changes, FIELDS)
 
 
 def describe(organisation: Organisation, now: datetime) -> dict:
@@ -143,6 +163,8 @@ def describe(organisation: Organisation, now: datetime) -> dict:
     ends = from_iso(organisation.trial_ends_at)
     on_trial = organisation.status == "trial"
     days_left = max(0, math.ceil((ends - now).total_seconds() / 86400)) if on_trial and ends else 0
+    # ended: its members are refused as payment missing (until the housekeeping job says so too)
+    trial_expired = organisation.status in ("trial", "payment_missing") and ends is not None and ends <= now
     return {
         "id": organisation.id,
         "name": organisation.name,
@@ -151,6 +173,7 @@ def describe(organisation: Organisation, now: datetime) -> dict:
         "on_trial": on_trial,
         "days_left_on_trial": days_left,
         "trial_ends_at": organisation.trial_ends_at,
+        "trial_expired": trial_expired,
         "branding": organisation.branding,
         "branding_logo": organisation.branding_logo,
         "branding_colour": organisation.branding_colour,

@@ -15,11 +15,31 @@ from ..store import profiles as profile_queries
 from . import validation
 from .auth import Account
 from .authority import OPERATOR_ROLE, require_authority, require_grant
+from .changes import Field, describe_change
 from .files.tree import split_path, virtual
 from .passwords import Passwords, profile_scope, validate
 
 SQLITE_MAX = 2**63 - 1  # the largest number a column holds
 SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
+# how a change of each column is told in the audit log
+FIELDS = {
+    "username": Field("username"),
+    "email": Field("email"),
+    "password_hash": Field("password", "secret"),
+    "is_admin": Field("admin", "bool"),
+    "active": Field("active", "bool"),
+    "source_id": Field("source"),
+    "home": Field("home folder"),
+    "permissions": Field("permissions", "list"),
+    "protocols": Field("protocols", "list"),
+    "ssh_keys": Field("SSH keys", "count"),
+    "ip_allow": Field("allowed addresses", "list", empty="any"),
+    "quota_bytes": Field("quota", "bytes", empty="no limit"),
+    "quota_files": Field("file count limit", "number", empty="no limit"),
+    "expires_at": Field("expiry", "time", empty="never"),
+    "require_tls": Field("encryption required", "choice", {None: "as the organisation says", True: "yes", False: "no"}),
+    "password_changed_at": Field("password changed at", "hidden"),
+}
 
 
 def view(profile: Profile) -> dict:
@@ -199,6 +219,14 @@ class ProfileAdmin:
             values["created_at"] = now
             values.setdefault("password_changed_at", now)
         return values
+
+    async def describe_change(self, account: Account, existing: Profile, values: dict) -> str:
+        """What `values` (from `values()`) change on `existing`, in words ("" when nothing)."""
+        names: dict[int | None, str] = {None: "none"}
+        for source_id in {existing.source_id, values.get("source_id")} - {None}:
+            source = await self._store.run(queries.get_source, account.organisation.id, source_id)
+            names[source_id] = source.name if source else f"#{source_id}"
+        return describe_change(vars(existing), values, FIELDS, {"source_id": lambda v: names.get(v, "none")})
 
     async def create(self, account: Account, body: dict) -> Profile:
         values = await self.values(account, body)

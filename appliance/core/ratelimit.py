@@ -38,6 +38,8 @@ RESETS_PER_ACCOUNT = Rule("password reset mails for one account", 3, HOUR)
 INVITES_PER_PROFILE = Rule("invitations to one profile", 3, HOUR)
 INVITES_PER_ADMIN = Rule("invitations sent by one admin", 50, HOUR)
 INVITES_PER_EMAIL = Rule("invitations to one address", 10, HOUR)
+# the operator's test mails (one per click; a few to try a changed [smtp])
+TEST_MAILS_PER_OPERATOR = Rule("test mails sent by one operator", 10, HOUR)
 # share links mailed to recipients
 SHARE_MAILS_PER_ACCOUNT = Rule("share link mails sent by one account", 100, HOUR)
 SHARE_MAILS_PER_RECIPIENT = Rule("share link mails to one address", 10, HOUR)

@@ -36,6 +36,7 @@ from . import signed, validation
 from .audit import AuditLog, clean
 from .auth import Account, AuthService, organisation_refusal
 from .authority import require_authority
+from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
 from .files.tree import Entry, split_path, virtual
 from .passwords import Passwords, share_scope
@@ -48,6 +49,13 @@ ACCESS_SECONDS = 3600  # how long an unlocked password-protected link stays open
 MAX_RECIPIENTS = 50
 MAX_MESSAGE = 2000
 MAX_SUFFIX = 100  # "name (1).ext" ... "name (100).ext", then a drop box refuses the name
+
+# how a change of a link is told in the audit log
+SHARE_FIELDS = {
+    "expires_at": Field("expiry", "time", empty="never"),
+    "max_downloads": Field("download limit", "number", empty="no limit"),
+    "password_hash": Field("password", "secret"),
+}
 
 NO_LINK = "This link does not exist."
 EXPIRED = "This link has expired."
@@ -206,7 +214,7 @@ class Shares:
         await self._audit.change(
             account, protocol, address, "share", path,
             f"{clean(account.profile.username)} made {what} {clean(path)} (share {share_id}) "
-            f"until {expires_at[:16].replace('T', ' ')} UTC{extras}",
+            f"until {readable_time(expires_at)}{extras}",
         )  # fmt: skip
         if recipients:
             self._mail(account, share, url, recipients, note)
@@ -347,11 +355,11 @@ class Shares:
             raise Invalid("Some fields are not valid.", errors)
         if "password" in body:
             values["password_hash"] = await self._passwords.hash(body["password"]) if body["password"] else None
-        if values:
+        changed = describe_change(vars(share), values, SHARE_FIELDS)
+        if changed:  # only what really changed is written and told
             await self._store.run(share_queries.update_share, account.organisation.id, share_id, values)
             if "password_hash" in values:
                 self._passwords.forget(share_scope(share_id))
-            changed = ", ".join(sorted(k.replace("_hash", "") for k in values))
             await self._audit.change(
                 account, protocol, address, "share", share.path,
                 f"{clean(account.profile.username)} changed share {share_id} of {clean(share.created_by)}: {changed}",

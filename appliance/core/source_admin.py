@@ -35,6 +35,7 @@ from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
 from . import validation
 from .auth import Account
+from .changes import Field, describe_change
 from .files import s3_credentials as oauth
 from .files.remote_s3 import Bucket
 from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
@@ -52,6 +53,45 @@ def shown_path(stored: str) -> str:
     if not stored or Path(stored).is_absolute() or parts[:1] != ("files",):
         return stored
     return "/".join(parts[2:]) or "."
+
+
+# how a change of each field is told in the audit log (a config's fields flattened)
+FIELDS = {
+    "name": Field("name"),
+    "read_only": Field("read-only", "bool"),
+    "config.path": Field("folder"),
+    "config.host": Field("host"),
+    "config.port": Field("port", "number"),
+    "config.username": Field("username"),
+    "config.password_encrypted": Field("password", "secret"),
+    "config.private_key_encrypted": Field("private key", "secret"),
+    "config.host_key_fingerprint": Field("host key fingerprint"),
+    "config.endpoint": Field("endpoint"),
+    "config.region": Field("region"),
+    "config.bucket": Field("bucket"),
+    "config.prefix": Field("prefix"),
+    "config.access_key": Field("access key"),
+    "config.secret_key_encrypted": Field("secret key", "secret"),
+    "config.path_style": Field("path-style addressing", "bool"),
+    "config.verify_tls": Field("certificate check", "bool"),
+    "config.auth": Field("authentication", "choice", {"keys": "access keys", "oauth2": "OAuth2 sign-in"}),
+    "config.oauth.client_secret_encrypted": Field("OAuth2 client secret", "secret"),
+    "config.oauth.refresh_token_encrypted": Field("OAuth2 sign-in", "secret"),
+}
+
+
+def _flat(values: dict, opened, prefix: str = "") -> dict:
+    """{"config.host": ...}: a config's fields as keys of their own, sealed secrets
+    opened (they are sealed anew on every save) so that only a new one differs."""
+    flat = {}
+    for key, value in values.items():
+        if isinstance(value, dict) and key in ("config", "oauth"):
+            flat.update(_flat(value, opened, f"{prefix}{key}."))
+        elif key.endswith("_encrypted"):
+            flat[prefix + key] = opened(value)
+        else:
+            flat[prefix + key] = shown_path(value) if prefix + key == "config.path" else value
+    return flat
 
 
 def view(source: Source, default_source_id: int | None) -> dict:
@@ -201,16 +241,33 @@ class SourceAdmin:
             return await self._folders.exclusively(write)
         return await write()
 
-    async def change(self, account: Account, existing: Source, body: dict) -> tuple[bool, bool]:
-        """Validate and write a change: (whether it should become the default, whether a
-        column changed). A local folder is checked and written under the folders lock."""
+    def describe_change(self, existing: Source, values: dict) -> str:
+        """What `values` (from `values()`) change on `existing`, in words ("" when nothing)."""
 
-        async def write() -> tuple[bool, bool]:
+        def opened(sealed) -> str:
+            try:
+                return self._files.remote.open(sealed) if sealed else ""
+            except Exception:  # noqa: BLE001 - a key that changed: tell it as changed
+                return sealed
+
+        old = _flat({"name": existing.name, "read_only": existing.read_only, "config": existing.config}, opened)
+        new = _flat(values, opened)
+        # a config is given whole: a key it no longer has is now empty
+        new.update({key: None for key in old if key.startswith("config.") and "config" in values and key not in new})
+        return describe_change(old, new, FIELDS)
+
+    async def change(self, account: Account, existing: Source, body: dict) -> tuple[bool, str]:
+        """Validate and write a change: (whether it should become the default, what
+        changed in words, "" when nothing). A local folder is checked and written under
+        the folders lock."""
+
+        async def write() -> tuple[bool, str]:
             values = await self.values(account, body, existing)
             make_default = values.pop("default", False)
-            if values:
+            changed = self.describe_change(existing, values)
+            if changed:
                 await self._store.run(source_queries.update_source, account.organisation.id, existing.id, values)
-            return make_default, bool(values)
+            return make_default, changed
 
         if existing.type == "local" and "config" in body:
             return await self._folders.exclusively(write)

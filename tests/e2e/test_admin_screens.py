@@ -152,7 +152,7 @@ def test_the_operator_changes_an_organisation_status_and_reads_its_logs(page, co
     assert status == "payment_missing"
     row.get_by_role("link", name="Logs").click()
     expect(page.get_by_role("heading", name="Logs of Globex")).to_be_visible()
-    expect(page.get_by_role("cell", name=re.compile("set status payment_missing"))).to_be_visible()
+    expect(page.get_by_role("cell", name=re.compile("changed status from trial to payment missing"))).to_be_visible()
 
 
 def png(width: int = 96, height: int = 32) -> bytes:

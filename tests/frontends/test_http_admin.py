@@ -173,6 +173,6 @@ def test_the_operator_manages_organisations(daemon):
     assert boss.get("dashboard/information/").body == {"detail": "Organisation payment missing"}
     assert operator.patch(f"god/organisations/{org['id']}/", {"status": "bankrupt"}).status == 400
     logs = operator.get(f"god/organisations/{org['id']}/logs/").body
-    assert any("payment_missing" in row["message"] for row in logs["results"])
+    assert any("status from trial to payment missing" in row["message"] for row in logs["results"])
     own = operator.get("organisation/").body[0]["id"]
     assert operator.patch(f"god/organisations/{own}/", {"status": "deleted"}).status == 400

@@ -7,12 +7,13 @@ import base64
 import json
 import os
 import socket
+from datetime import timedelta
 
 import jwt
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
 
 PASSWORD = "user-password-1"
 
@@ -131,6 +132,27 @@ def test_payment_missing_and_deleted_organisations_get_the_spec_replies(daemon):
     assert (reply.status, reply.body) == (403, {"detail": "Organisation is deleted"})
 
 
+def test_a_refused_sign_in_says_why_except_for_wrong_credentials(daemon):
+    """The console shows each reason (its code); wrong credentials stay one answer."""
+    wrong = Api(daemon).login("admin", "wrong-password")
+    unknown = Api(daemon).login("nobody-at-all-2", "wrong-password")
+    assert wrong.body == unknown.body == {"detail": "Invalid username or password.", "code": "invalid_credentials"}
+    org = daemon.add_organisation("Trial Over", status="trial", trial_ends_at=now_iso(-timedelta(days=1)))
+    daemon.add_profile("trialover", org_id=org, is_admin=True)
+    ended = Api(daemon).login("trialover", PASSWORD)  # the trial ran out: payment missing, not wrong credentials
+    assert (ended.status, ended.body) == (401, {"detail": "Organisation payment missing", "code": "payment_missing"})
+    assert Api(daemon).login("trialover", "wrong-password").body["code"] == "invalid_credentials"  # tells nothing
+    daemon.execute("UPDATE organisations SET status = 'deleted' WHERE id = ?", org)
+    deleted = Api(daemon).login("trialover", PASSWORD)
+    assert (deleted.status, deleted.body) == (
+        401,
+        {"detail": "Organisation is deleted", "code": "organisation_deleted"},
+    )
+    daemon.add_profile("switchedoff", active=False)
+    disabled = Api(daemon).login("switchedoff", PASSWORD)
+    assert disabled.body["code"] == "account_disabled" and "disabled" in disabled.body["detail"], disabled.body
+
+
 # -- first run -----------------------------------------------------------------------------
 
 
@@ -215,6 +237,19 @@ def test_a_trial_shows_days_left(daemon):
     daemon.add_profile("trier", org_id=org, is_admin=True)
     body = signed_in(daemon, "trier", PASSWORD).get("organisation/").body[0]
     assert body["on_trial"] is True and body["days_left_on_trial"] == 10
+    assert body["trial_expired"] is False
+
+
+def test_the_operator_sees_an_ended_trial_as_expired(daemon):
+    ended = daemon.add_organisation("Ended Trial", status="trial", trial_ends_at=now_iso(-timedelta(days=2)))
+    unpaid = daemon.add_organisation(
+        "Unpaid After Trial", status="payment_missing", trial_ends_at=now_iso(-timedelta(days=9))
+    )
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    listed = {o["id"]: o for o in operator.get("god/organisations/?page_size=200").body["results"]}
+    assert listed[ended]["trial_expired"] is True and listed[ended]["days_left_on_trial"] == 0
+    assert listed[unpaid]["trial_expired"] is True  # the housekeeping job turned it: still an ended trial
+    assert listed[daemon.default_org()]["trial_expired"] is False
 
 
 # -- files ---------------------------------------------------------------------------------------

@@ -124,6 +124,7 @@ def test_one_users_wrong_passwords_behind_a_shared_address_stop_only_that_user_t
     web = Api(daemon).login("victim", "victim-password-1")
     assert web.status == 401 and "Too many failed sign-ins" in web.body["detail"], web.body
     assert 240 <= int(web.headers["retry-after"]) <= 300  # a script is told when to come back
+    assert web.body["code"] == "banned" and web.body["retry_after"] == int(web.headers["retry-after"])  # the console
 
     ban = acme_admin.get("bans/").body["results"]
     assert [(b["address"], b["kind"], b["usernames"]) for b in ban] == [("127.0.0.1", "username", ["victim"])]
@@ -143,6 +144,7 @@ def test_spraying_unknown_usernames_bans_the_address_and_the_operator_sees_and_l
     assert answers[:TEN] == ["Invalid username or password."] * TEN, answers
     refused = Api(daemon).login("acme-admin", "acme-password-1")
     assert refused.status == 401 and "Too many failed sign-ins from 127.0.0.1" in refused.body["detail"]
+    assert refused.body["code"] == "banned" and 240 <= refused.body["retry_after"] <= 300, refused.body
     assert _ftp_login(daemon, "acme-admin", "acme-password-1").startswith("421 Too many failed sign-ins")
 
     # names of no account concern no organisation: the operator's alone

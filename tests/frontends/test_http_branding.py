@@ -259,8 +259,8 @@ def test_colour_is_validated_and_terms_round_trip(daemon):
     assert api.patch(f"organisation/{org['id']}/", {"name": "Colour Corp Ltd"}).body["name"] == "Colour Corp Ltd"
     messages = [row["message"] for row in audit_rows(daemon, org["id"]) if row["action"] == "organisation"]
     assert messages == [
-        "colour-corp-admin changed the organisation's branding_colour, user_terms",
-        "colour-corp-admin changed the organisation's name",
+        "colour-corp-admin changed the organisation: branding colour from the default to #a1B2c3, user terms changed",
+        "colour-corp-admin changed the organisation: name from Colour Corp to Colour Corp Ltd",
     ]
 
 

@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for
+from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for
 from ..smtpserver import SmtpServer
 
 RESET_SENT = "Password reset link has been sent to your email."
@@ -92,6 +92,7 @@ def test_an_invitation_lets_a_new_person_choose_a_password(mail_daemon, smtp):
     admin = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
     created = admin.post("profiles/", {"username": "invitee", "email": "invitee@example.com"})
     assert created.status == 201 and created.body["has_password"] is False
+    assert created.body["invitation"] == {"mailed": True, "detail": "An invitation was sent to invitee@example.com."}
     assert Api(mail_daemon).login("invitee", "").status in (400, 401)
     message = smtp.wait_for("invitee@example.com")
     link = link_in(message)
@@ -122,3 +123,72 @@ def test_a_signed_in_user_changes_their_password_and_other_sessions_end(mail_dae
     assert Api(mail_daemon, done.body["access"]).get("organisation/").status == 200
     assert elsewhere.get("organisation/").status == 401
     assert Api(mail_daemon).login("changing", "next-password-1").status == 200
+
+
+def test_the_operator_sees_the_mail_state_and_a_test_mail_arrives(mail_daemon, smtp):
+    operator = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
+    mail_daemon.add_profile("plain-admin", is_admin=True)
+    plain_admin = signed_in(mail_daemon, "plain-admin", "user-password-1")
+    assert plain_admin.get("god/mail/").status == 403 and plain_admin.post("god/mail/test/", {}).status == 403
+    state = operator.get("god/mail/").body
+    assert (state["host"], state["port"], state["sender"]) == ("127.0.0.1", smtp.port, "portal@acme.example")
+    assert "password" not in state
+    tested = operator.post("god/mail/test/", {"to": "postmaster@example.com"})
+    assert tested.status == 200 and tested.body["sent"] is True and tested.body["error"] is None, tested.body
+    assert smtp.wait_for("postmaster@example.com")["Subject"] == "Test mail from the file transfer appliance"
+    state = operator.get("god/mail/").body
+    assert state["last_success_to"] == "postmaster@example.com" and state["last_success_at"], state
+    bad = operator.post("god/mail/test/", {"to": "not an address"})
+    assert bad.status == 400 and "to" in bad.body, bad.body
+
+
+@pytest.fixture(scope="module")
+def unmailed_daemon(tmp_path_factory):
+    """A daemon whose [smtp] points at a port where nothing listens (as the default localhost:25 often does)."""
+    daemon = make_daemon(tmp_path_factory.mktemp("unmailed"), start=False)
+    daemon.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(free_port())})
+    daemon.start()
+    yield daemon
+    daemon.stop()
+
+
+def test_an_invitation_that_could_not_be_mailed_gives_its_admin_the_link(unmailed_daemon):
+    daemon = unmailed_daemon
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    created = operator.post("profiles/", {"username": "unmailed", "email": "unmailed@example.com"})
+    assert created.status == 201, created.body
+    invitation = created.body["invitation"]
+    assert invitation["mailed"] is False and invitation["error"], invitation
+    assert "could not be mailed to unmailed@example.com" in invitation["detail"]
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(invitation["link"]).query)
+    done = Api(daemon).post(
+        "password/reset/confirm/",
+        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "chosen-password",
+         "new_password2": "chosen-password"},
+    )  # fmt: skip
+    assert done.status == 200 and Api(daemon).login("unmailed", "chosen-password").status == 200
+    assert any("could not be mailed to unmailed@example.com" in row["message"] for row in daemon.logs("profile"))
+
+    # the invite button says so too; a profile with more power than the admin gets no link
+    daemon.add_profile("second-admin", is_admin=True)
+    second = signed_in(daemon, "second-admin", "user-password-1")
+    again = second.post(f"profiles/{created.body['id']}/invite/")
+    assert again.status == 202 and again.body["mailed"] is False and "/auth/register?" in again.body["link"]
+    operator_id = daemon.query("SELECT id FROM profiles WHERE username = 'admin'")[0]["id"]
+    refused = second.post(f"profiles/{operator_id}/invite/")
+    assert refused.status == 403 and "link" not in refused.body, refused.body
+
+    # the operator sees the failure, and a test mail fails with the reason
+    state = operator.get("god/mail/").body
+    assert state["last_error_to"] == "unmailed@example.com" and state["last_error"] and state["last_success_at"] is None
+    tested = operator.post("god/mail/test/", {})
+    assert tested.status == 200 and tested.body["sent"] is False and tested.body["to"] == "admin@example.com"
+    assert tested.body["error"] and tested.body["mail"]["last_error_to"] == "admin@example.com", tested.body
+
+
+def test_test_mails_are_limited(unmailed_daemon):
+    operator = signed_in(unmailed_daemon, "admin", ADMIN_PASSWORD)
+    sent = [operator.post("god/mail/test/", {"to": "limit@example.com"}).status for _ in range(11)]
+    assert 429 in sent and sent.index(429) <= 10, sent
+    limited = operator.post("god/mail/test/", {"to": "limit@example.com"})
+    assert limited.status == 429 and int(limited.headers["retry-after"]) > 0

@@ -10,7 +10,7 @@ import subprocess
 import bcrypt
 import pytest
 
-from ..helpers import APPLIANCE, free_listeners, free_port, make_daemon
+from ..helpers import APPLIANCE, free_listeners, free_port, make_daemon, wait_for
 
 
 def run(*args, input=None, cwd=None, env=None):
@@ -258,6 +258,25 @@ def test_serve_starts_and_stops_cleanly(tmp_path):
         daemon.process.terminate()
         assert daemon.process.wait(10) == 0
     assert "Traceback" not in daemon.output()
+
+
+def test_serve_names_the_console_address_and_the_first_run_when_up(tmp_path):
+    fresh = make_daemon(tmp_path, start=False)
+    fresh.data_dir = tmp_path / "empty"  # never set up: the first-run hint
+    fresh.start()
+    try:
+        url = f"http://127.0.0.1:{fresh.http_port}/"
+        wait_for(lambda: "Ready: open the console at" in fresh.output())
+        assert f"Ready: open the console at {url} to set up the appliance" in fresh.output(), fresh.output()
+    finally:
+        fresh.stop()
+    (tmp_path / "set-up").mkdir()
+    set_up = make_daemon(tmp_path / "set-up")
+    try:
+        wait_for(lambda: "Ready: open the console at" in set_up.output())
+        assert f"Ready: open the console at http://127.0.0.1:{set_up.http_port}/\n" in set_up.output()
+    finally:
+        set_up.stop()
 
 
 def test_a_second_daemon_on_the_same_data_dir_is_refused(tmp_path):

@@ -58,9 +58,9 @@ class MailboxesApi(Resource):
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, mailbox_id)
         values = await self.admin.values(account, read_json(request), existing)
-        if values:
+        changed = await self.admin.describe_change(account, existing, values)
+        if changed:  # only what really changed is written and told
             await self.core.store.run(mailbox_queries.update_mailbox, account.organisation.id, mailbox_id, values)
-            changed = ", ".join(sorted(k.replace("_encrypted", "") for k in values))
             await self._audit(
                 account, request, f"{account.profile.username} changed the mailbox {existing.name}: {changed}"
             )
@@ -124,9 +124,14 @@ class ProfilesApi(Resource):
             self.core.accounts.check_invite(account, body.get("email"))
         profile = await self.admin.create(account, body)
         await self._audit(account, request, f"{account.profile.username} created the profile {profile.username}")
-        if not body.get("password"):  # no password given: the person chooses one from an invitation
-            await self.core.accounts.invite(account, profile)
-        return reply(request, profile_view(profile), 201)
+        if body.get("password"):
+            return reply(request, profile_view(profile), 201)
+        # no password given: the person chooses one from an invitation; whether it was mailed
+        # (and, when not, its link) goes back to this admin, who may change the profile
+        invitation = await self.core.accounts.invite(account, profile)
+        if not invitation.mailed:
+            await self._audit(account, request, _not_mailed(account, profile, invitation))
+        return reply(request, {**profile_view(profile), "invitation": invitation.reply()}, 201)
 
     @app.route("/<int:profile_id>/", methods=["GET"])
     async def item(self, request, profile_id):
@@ -138,9 +143,9 @@ class ProfilesApi(Resource):
         account = await authenticate(self.core, request, admin=True)
         existing = await self.admin.get(account, profile_id)
         values = await self.admin.values(account, read_json(request), existing)
-        if values:
+        changed = await self.admin.describe_change(account, existing, values)
+        if changed:  # only what really changed is written and told
             await self.admin.update(account, existing, values)
-            changed = ", ".join(sorted(k.replace("_hash", "") for k in values if k != "password_changed_at"))
             await self._audit(account, request, f"{account.profile.username} changed {existing.username}: {changed}")
         return reply(request, profile_view(await self.admin.get(account, profile_id)))
 
@@ -148,9 +153,11 @@ class ProfilesApi(Resource):
     async def invite(self, request, profile_id):
         account = await authenticate(self.core, request, admin=True)
         profile = await self.admin.get(account, profile_id)
-        await self.core.accounts.invite(account, profile)
+        invitation = await self.core.accounts.invite(account, profile)
         await self._audit(account, request, f"{account.profile.username} invited {profile.username}")
-        return reply(request, {"detail": f"An invitation was sent to {profile.email}."}, 202)
+        if not invitation.mailed:
+            await self._audit(account, request, _not_mailed(account, profile, invitation))
+        return reply(request, invitation.reply(), 202)
 
     @app.route("/<int:profile_id>/", methods=["DELETE"])
     async def delete(self, request, profile_id):
@@ -160,6 +167,13 @@ class ProfilesApi(Resource):
         await self._audit(account, request, f"{account.profile.username} deleted the profile {existing.username}")
         request.setResponseCode(204)
         return b""
+
+
+def _not_mailed(account, profile, invitation) -> str:
+    return (
+        f"The invitation of {profile.username} could not be mailed to {profile.email} ({invitation.error}); "
+        f"its link was shown to {account.profile.username}"
+    )
 
 
 class LogsApi(Resource):
@@ -313,7 +327,9 @@ class SourcesApi(Resource):
         if make_default and existing.id != default:
             default = await self._make_default(account, request, existing)
         if changed:
-            await self._audit(account, request, f"{account.profile.username} changed the source {existing.name}")
+            await self._audit(
+                account, request, f"{account.profile.username} changed the source {existing.name}: {changed}"
+            )
         checked = await self.admin.check_saved(account, source_id, existing)
         return reply(request, source_view(checked, default))
 

@@ -302,9 +302,15 @@ def error_reply(request, failure) -> bytes:
             },
             401,
         )
-    if isinstance(error, AuthenticationFailed) and error.retry_after is not None:
-        request.setHeader(b"retry-after", str(error.retry_after).encode())  # a banned address: when to come back
-    if isinstance(error, (NotAuthenticated, AuthenticationFailed)):
+    if isinstance(error, AuthenticationFailed):
+        body = {"detail": error.message}
+        if error.code:
+            body["code"] = error.code  # why, so the console shows each reason its own way
+        if error.retry_after is not None:
+            request.setHeader(b"retry-after", str(error.retry_after).encode())  # a banned address: when to come back
+            body["retry_after"] = error.retry_after
+        return reply(request, body, 401)
+    if isinstance(error, NotAuthenticated):
         return reply(request, {"detail": error.message}, 401)
     if isinstance(error, Invalid):
         body = dict(error.fields) if error.fields else {"detail": error.message}

@@ -21,7 +21,35 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 # routes are never restated here; a test checks every key names a documented handler.
 
 # operations that send mail, limited per address and account (core/ratelimit.py)
-RATE_LIMITED = {"PortalApi.reset", "ProfilesApi.create", "ProfilesApi.invite", "SharesApi.create"}
+RATE_LIMITED = {
+    "PortalApi.reset",
+    "ProfilesApi.create",
+    "ProfilesApi.invite",
+    "SharesApi.create",
+    "OperatorApi.mail_test",
+}
+# replies an operation documents beyond the common ones, by status
+REPLIES = {
+    "PortalApi.token": {
+        "401": "Sign-in refused: {detail, code, retry_after?}. code: invalid_credentials (one answer whether "
+        "the account exists or not), banned (retry_after and Retry-After: the seconds until the ban ends), "
+        "payment_missing (an ended trial too), organisation_deleted, account_disabled, account_expired, "
+        "protocol_not_allowed, address_not_allowed, tls_required, unavailable"
+    },
+    "ProfilesApi.create": {
+        "201": "The profile; without a password also invitation: {mailed, detail, error?, link?}: when the mail "
+        "server did not take the invitation, why and the link to hand over (only to this admin)"
+    },
+    "ProfilesApi.invite": {
+        "202": "{mailed, detail, error?, link?}: when the mail server did not take the invitation, why and "
+        "the link to hand over"
+    },
+    "OperatorApi.mail": {
+        "200": "{host, port, starttls, sender, authenticated, last_success_at, last_success_to, last_error_at, "
+        "last_error, last_error_to, pending}"
+    },
+    "OperatorApi.mail_test": {"200": "{sent, to, error, mail}: whether the mail server took it, and why not"},
+}
 # Every string, integer and list is bounded (schema.py holds bodies to these; a test
 # checks none is left unbounded): integers to what SQLite stores, texts to MAX_STRING
 # characters unless a field needs more; the core checks the finer limits with its own words.
@@ -197,6 +225,7 @@ INPUTS: dict[str, dict] = {
     "OperatorApi.change": {
         "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
+    "OperatorApi.mail_test": {"body": _object(to=EMAIL)},
     "OperatorApi.logs": {"query": LOG_FILTERS[:6]},
 }
 
@@ -276,6 +305,8 @@ def document(mounts: list[tuple[str, object]]) -> dict:
                     operation["responses"]["429"] = {
                         "description": "Too many mails of this kind lately: try again after Retry-After seconds"
                     }
+                for status, text in REPLIES.get(f"{type(resource).__name__}.{rule.endpoint}", {}).items():
+                    operation["responses"][status] = {"description": text}
                 inputs = _inputs(f"{type(resource).__name__}.{rule.endpoint}", method)
                 if parameters or inputs.get("parameters"):
                     operation["parameters"] = parameters + inputs.get("parameters", [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ...core import validation
-from ...core.organisations import describe
+from ...core.organisations import describe, describe_organisation_change
 from ...errors import Invalid, NotFound, PermissionDenied
 from ...models import ORG_STATUSES, LogEntry, to_iso
 from ...store import logs as log_queries
@@ -99,7 +99,7 @@ class OperatorApi(Resource):
     @app.route("/organisations/<int:org_id>/", methods=["PATCH"])
     async def change(self, request, org_id):
         account = await self._operator(request)
-        await self._organisation(org_id)
+        existing = await self._organisation(org_id)
         body = read_json(request)
         changes, errors = {}, {}
         if "status" in body:
@@ -117,12 +117,24 @@ class OperatorApi(Resource):
                 errors.update(e.fields)
         if errors:
             raise Invalid("Some fields are not valid.", errors)
-        if changes:
+        changed = describe_organisation_change(existing, changes)
+        if changed:  # only what really changed is written and told
             await self.core.store.run(queries.update_organisation, org_id, changes)
-            summary = ", ".join(f"{k} {v}" for k, v in changes.items())
-            await self._record(account, org_id, f"The operator {account.profile.username} set {summary}")
+            await self._record(account, org_id, f"The operator {account.profile.username} changed {changed}")
             await self.core.open_sessions.check(org_id=org_id)  # a deleted or unpaid one: its sessions end
         return reply(request, describe(await self._organisation(org_id), self._now()))
+
+    @app.route("/mail/", methods=["GET"])
+    async def mail(self, request):
+        """The state of outbound mail: where it goes, the last delivery and the last error"""
+        account = await self._operator(request)
+        return reply(request, self.core.accounts.mail_status(account))
+
+    @app.route("/mail/test/", methods=["POST"])
+    async def mail_test(self, request):
+        """Send a test mail (to the operator's own address unless `to` is given) and say how it went"""
+        account = await self._operator(request)
+        return reply(request, await self.core.accounts.send_test_mail(account, read_json(request).get("to")))
 
     @app.route("/organisations/<int:org_id>/logs/", methods=["GET"])
     async def logs(self, request, org_id):

@@ -1,4 +1,5 @@
-import { useId, useState } from "react";
+import { useCallback, useEffect, useId, useRef, useState } from "react";
+import { fieldMessage } from "../lib/fieldLabels.js";
 import { errorText, useNotify } from "./notifications.jsx";
 
 /** The messages of a 400 reply's fields ({field: [messages]}), without `detail`. */
@@ -16,32 +17,46 @@ export function fieldErrors(error) {
 /**
  * A form's values, its server errors and its busy state. `submit(action)` gives an
  * onSubmit handler that runs `action(values)`, shows the server's field errors next
- * to the fields and the rest as a notification.
+ * to the fields and the rest as a notification, a field named by its label. A new
+ * attempt closes the notifications of the failed ones before it, so none is left
+ * beside the success message.
  */
 export function useForm(initial) {
   const notify = useNotify();
   const [values, setValues] = useState(initial);
   const [errors, setErrors] = useState({});
   const [busy, setBusy] = useState(false);
+  const labels = useRef({}); // field name -> its label, as the form's fields say
+  const failures = useRef([]); // closers of this form's error notifications
   const setValue = (name, value) =>
     setValues((all) => ({ ...all, [name]: value }));
+  const setLabel = useCallback((name, label) => {
+    if (typeof label === "string") labels.current[name] = label;
+  }, []);
   const submit = (action) => async (event) => {
     if (event) event.preventDefault();
     setBusy(true);
     setErrors({});
+    failures.current.splice(0).forEach((close) => close());
     try {
       await action(values);
     } catch (error) {
       const fields = fieldErrors(error);
       setErrors(
-        Object.keys(fields).length ? fields : { detail: [errorText(error)] },
+        Object.keys(fields).length
+          ? fields
+          : { detail: [errorText(error, labels.current)] },
       );
-      notify(errorText(error), { type: "negative" });
+      failures.current.push(
+        notify(errorText(error, labels.current), { type: "negative" }),
+      );
     } finally {
       setBusy(false);
     }
   };
   return {
+    setLabel,
+    labels: () => labels.current,
     values,
     setValue,
     setValues,
@@ -65,6 +80,8 @@ function FieldError({ form, name, id }) {
 /** A labelled control with its help and its server error (described-by, not in the label). */
 function Field({ form, name, label, help, children }) {
   const id = useId();
+  const { setLabel } = form;
+  useEffect(() => setLabel(name, label), [setLabel, name, label]);
   const invalid = Boolean(form.errors[name]);
   const described = [help ? `${id}-help` : null, invalid ? `${id}-error` : null]
     .filter(Boolean)
@@ -215,11 +232,7 @@ export function FormErrors({ form }) {
   return (
     <div className="error form-errors" role="alert">
       {rest.map(([name, messages]) => (
-        <p key={name}>
-          {name === "detail"
-            ? messages.join(" ")
-            : `${name}: ${messages.join(" ")}`}
-        </p>
+        <p key={name}>{fieldMessage(name, messages, form.labels())}</p>
       ))}
     </div>
   );

@@ -1,4 +1,4 @@
-import { fireEvent, render, screen } from "@testing-library/react";
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../lib/api.js";
 import { fieldErrors, FormErrors, TextField, useForm } from "./forms.jsx";
@@ -36,7 +36,7 @@ describe("forms", () => {
     const input = screen.getByLabelText("Username");
     expect(input.getAttribute("aria-invalid")).toBe("true");
     expect(input.getAttribute("aria-describedby")).toContain(message.id);
-    expect(screen.getByText("quota: Too big.")).toBeTruthy();
+    expect(screen.getByText("Quota: Too big.")).toBeTruthy();
   });
 
   it("show a detail reply as the form's error and a notification", async () => {
@@ -63,6 +63,57 @@ describe("forms", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await screen.findByRole("button", { name: "Save" });
     expect(got).toEqual({ username: "walter", email: "" });
+  });
+
+  it("name a field by its label in the notification, never its API name", async () => {
+    function Password({ action }) {
+      const form = useForm({ new_password1: "" });
+      return (
+        <form onSubmit={form.submit(action)}>
+          <TextField form={form} name="new_password1" label="Pick a password" />
+          <FormErrors form={form} />
+          <button type="submit">Save</button>
+        </form>
+      );
+    }
+    render(
+      <NotificationsProvider>
+        <Password
+          action={() => {
+            throw new ApiError(400, {
+              new_password1: ["This password is too short."],
+              token: ["This link is invalid or has expired."],
+            });
+          }}
+        />
+      </NotificationsProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    const note = await screen.findByTestId("notification");
+    expect(note.textContent).toBe(
+      "Pick a password: This password is too short.",
+    );
+    // a link's token needs no label: its message speaks for itself
+    expect(
+      screen.getByText("This link is invalid or has expired.").tagName,
+    ).toBe("P");
+    expect(document.body.textContent).not.toMatch(/new_password1|token:/);
+  });
+
+  it("close a failed attempt's notifications when the next one succeeds", async () => {
+    let fail = true;
+    renderForm(() => {
+      if (fail)
+        throw new ApiError(400, { username: ["This username is taken."] });
+    });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await screen.findByTestId("notification");
+    fail = false;
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() =>
+      expect(screen.queryByTestId("notification")).toBeNull(),
+    );
+    expect(screen.queryByText("This username is taken.")).toBeNull();
   });
 
   it("read field errors from an API error's data", () => {

@@ -6,6 +6,7 @@ import {
   useRef,
   useState,
 } from "react";
+import { fieldMessage } from "../lib/fieldLabels.js";
 
 // Notifications (console-spec §9): bottom-right and 5000 ms by default; 0 keeps one until closed.
 export const POSITIONS = [
@@ -104,15 +105,37 @@ export function NotificationsProvider({ children }) {
 /** notify(message, {type, timeout, position}) */
 export const useNotify = () => useContext(NotifyContext);
 
-/** The message to show for an API error: its detail, or its first field's messages. */
-export function errorText(error) {
+/**
+ * notify for a screen's attempts (save, invite, delete...): each note closes the one
+ * this screen showed before, so a failed attempt's red note is not left beside the
+ * success of the next.
+ */
+export function useAttemptNotify() {
+  const notify = useNotify();
+  const last = useRef(null);
+  return useCallback(
+    (message, options) => {
+      if (last.current) last.current();
+      last.current = notify(message, options);
+      return last.current;
+    },
+    [notify],
+  );
+}
+
+/**
+ * The message to show for an API error: its detail, or its first field's messages
+ * under the field's label (`labels`: the form's own, by field name), never the
+ * field's API name.
+ */
+export function errorText(error, labels) {
   const data = error && error.data;
   if (data && typeof data.detail === "string") return data.detail;
   if (data && typeof data === "object") {
     const first = Object.entries(data).find(
       ([, v]) => Array.isArray(v) && v.length,
     );
-    if (first) return `${first[0]}: ${first[1].map(String).join(" ")}`;
+    if (first) return fieldMessage(first[0], first[1], labels);
   }
   return (error && error.message) || "Something went wrong.";
 }

@@ -102,7 +102,7 @@ describe("notifications", () => {
       "Organisation is deleted",
     );
     expect(errorText({ data: { username: ["This username is taken."] } })).toBe(
-      "username: This username is taken.",
+      "Username: This username is taken.",
     );
     expect(errorText(new Error("offline"))).toBe("offline");
   });

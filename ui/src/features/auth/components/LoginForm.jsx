@@ -1,8 +1,9 @@
 import { useState } from "react";
-import { Link } from "react-router";
-import { LOGIN_FAILED, login } from "../api/login.js";
+import { Link, useNavigate } from "react-router";
+import { login, refusal } from "../api/login.js";
 
 export function LoginForm({ onSignedIn }) {
+  const navigate = useNavigate();
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
   async function submit(event) {
@@ -17,9 +18,12 @@ export function LoginForm({ onSignedIn }) {
           password: form.get("password"),
         }),
       );
-    } catch {
-      setError(LOGIN_FAILED); // console-spec §8: any failure
+    } catch (e) {
+      // wrong credentials: console-spec §8's one message; the server's other reasons as they are
+      const refused = refusal(e);
       setBusy(false);
+      if (refused.redirect) navigate(refused.redirect);
+      else setError(refused.message);
     }
   }
   return (

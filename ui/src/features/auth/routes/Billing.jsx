@@ -14,6 +14,10 @@ export function Billing() {
         everything is there again once the payment is in order.
       </p>
       <p>
+        An organisation whose free trial has ended is in this state too, until a
+        subscription is paid.
+      </p>
+      <p>
         <strong>Whom to contact:</strong> your organisation's administrator, who
         manages the subscription with the operator of this portal.
         Administrators: contact the operator who set up your organisation to

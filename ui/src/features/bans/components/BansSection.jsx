@@ -1,5 +1,8 @@
 import { useConfirm } from "../../../components/Dialog.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useBans, useLiftBan } from "../api/bans.js";
 
@@ -13,7 +16,7 @@ export function banText(ban) {
 
 /** Bans earned guessing the organisation's usernames or share links; lifting those of an address. */
 export function BansSection() {
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const lift = useLiftBan();
   const { data, error } = useBans();

@@ -14,15 +14,19 @@ import { STATUSES, statusText } from "./statuses.js";
 export function ChangeStatusDialog({ organisation, onClose }) {
   const notify = useNotify();
   const change = useChangeOrganisation();
-  const form = useForm({
+  const initial = {
     status: organisation.status,
     trial_ends_at: toLocalInput(organisation.trial_ends_at),
-  });
+  };
+  const form = useForm(initial);
   const save = form.submit(async (values) => {
-    const saved = await change(organisation.id, {
-      status: values.status,
-      trial_ends_at: fromLocalInput(values.trial_ends_at),
-    });
+    // only what the operator changed: the field shows minutes, so sending an untouched
+    // trial end back would move it by the seconds it had
+    const body = {};
+    if (values.status !== initial.status) body.status = values.status;
+    if (values.trial_ends_at !== initial.trial_ends_at)
+      body.trial_ends_at = fromLocalInput(values.trial_ends_at);
+    const saved = await change(organisation.id, body);
     notify(`${saved.name} is now ${statusText(saved.status).toLowerCase()}`, {
       type: "positive",
     });

@@ -1,14 +1,17 @@
 import { useState } from "react";
 import { Link } from "react-router";
 import { PageHeader, ResourceList } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
-import { formatTime } from "../../../lib/format.js";
 import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
 import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
 import { CreateOrganisationDialog } from "../components/CreateOrganisationDialog.jsx";
-import { statusText } from "../components/statuses.js";
+import { MailSection } from "../components/MailSection.jsx";
+import { organisationStatus } from "../components/statuses.js";
 import { storageMeasured, storageText } from "../components/storage.js";
 
 /** /admin/god: the operator's list of every organisation. */
@@ -17,7 +20,7 @@ export function OrganisationList() {
   const [changing, setChanging] = useState(null);
   const [creating, setCreating] = useState(false);
   const [measuring, setMeasuring] = useState(null);
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const measure = useMeasureStorage();
   async function measureNow(organisation) {
     setMeasuring(organisation.id);
@@ -38,8 +41,8 @@ export function OrganisationList() {
     [
       "Status",
       (o) => (
-        <span className={`badge status-${o.status}`}>
-          {statusText(o.status)}
+        <span className={`badge ${organisationStatus(o).tone}`}>
+          {organisationStatus(o).text}
         </span>
       ),
     ],
@@ -52,13 +55,7 @@ export function OrganisationList() {
         </span>
       ),
     ],
-    [
-      "Trial",
-      (o) =>
-        o.on_trial
-          ? `${o.days_left_on_trial} days left (${formatTime(o.trial_ends_at)})`
-          : "",
-    ],
+    ["Trial", (o) => organisationStatus(o).trial],
     [
       "Actions",
       (o) => (
@@ -89,6 +86,7 @@ export function OrganisationList() {
         columns={columns}
         caption="Organisations"
       />
+      <MailSection />
       {changing ? (
         <ChangeStatusDialog
           organisation={changing}

@@ -1,7 +1,10 @@
 import { Link, useNavigate, useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { formatTime } from "../../../lib/format.js";
 import { useRevalidate } from "../../../lib/swr.js";
@@ -16,7 +19,7 @@ export function MailboxDetail() {
   const { data: mailbox, error, mutate } = useMailbox(pid);
   usePageTitle(mailbox ? `Mailbox ${mailbox.name}` : "Mailbox");
   const navigate = useNavigate();
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const update = useUpdateMailbox();
   const remove = useDeleteMailbox();

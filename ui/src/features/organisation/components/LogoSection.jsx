@@ -1,7 +1,10 @@
 import { useState } from "react";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { fieldErrors } from "../../../components/forms.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { useRemoveLogo } from "../api/removeLogo.js";
 import {
   LOGO_TYPES,
@@ -20,7 +23,7 @@ export function logoProblem(file) {
 
 /** The organisation's logo: preview, upload (PNG, JPEG, SVG up to 512 KiB), removal. */
 export function LogoSection({ organisation }) {
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const upload = useUploadLogo();
   const remove = useRemoveLogo();

@@ -3,6 +3,7 @@ import { PageHeader } from "../../../components/lists.jsx";
 import { useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useCreateProfile } from "../api/createProfile.js";
+import { invitationNote } from "../components/InvitationLink.jsx";
 import { ProfileForm } from "../components/ProfileForm.jsx";
 
 export function ProfileCreate() {
@@ -11,14 +12,13 @@ export function ProfileCreate() {
   const notify = useNotify();
   const create = useCreateProfile();
   async function submit(body) {
-    const profile = await create(body);
-    notify(
-      body.password
-        ? `Created ${profile.username}`
-        : `Created ${profile.username}; an invitation was sent to ${profile.email}`,
-      { type: "positive" },
-    );
-    navigate(`/admin/profiles/${profile.id}`);
+    const { invitation, ...profile } = await create(body);
+    const note = invitationNote(profile.username, invitation);
+    notify(note.message, { type: note.type });
+    // an invitation that was not mailed: the profile's page offers its link to copy
+    navigate(`/admin/profiles/${profile.id}`, {
+      state: invitation && !invitation.mailed ? { invitation } : null,
+    });
   }
   return (
     <>

@@ -1,7 +1,11 @@
-import { useNavigate, useParams } from "react-router";
+import { useState } from "react";
+import { useLocation, useNavigate, useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { getSession } from "../../../lib/api.js";
 import { formatTime } from "../../../lib/format.js";
@@ -9,6 +13,7 @@ import { useDeleteProfile } from "../api/deleteProfile.js";
 import { useProfile } from "../api/getProfile.js";
 import { inviteProfile } from "../api/inviteProfile.js";
 import { useUpdateProfile } from "../api/updateProfile.js";
+import { InvitationLink } from "../components/InvitationLink.jsx";
 import { ProfileForm } from "../components/ProfileForm.jsx";
 
 export function ProfileDetail() {
@@ -16,11 +21,16 @@ export function ProfileDetail() {
   const { data: profile, error, mutate } = useProfile(pid);
   usePageTitle(profile ? `Profile ${profile.username}` : "Profile");
   const navigate = useNavigate();
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const update = useUpdateProfile();
   const remove = useDeleteProfile();
   const self = profile && getSession() && getSession().id === profile.id;
+  const location = useLocation();
+  // an invitation the mail server did not take (from creating the profile, or the invite button)
+  const [invitation, setInvitation] = useState(
+    (location.state && location.state.invitation) || null,
+  );
 
   async function save(body) {
     const saved = await update(profile.id, body);
@@ -30,7 +40,8 @@ export function ProfileDetail() {
   async function invite() {
     try {
       const reply = await inviteProfile(profile.id);
-      notify(reply.detail, { type: "positive" });
+      if (reply.mailed === false) setInvitation(reply);
+      else notify(reply.detail, { type: "positive" });
     } catch (e) {
       notify(errorText(e), { type: "negative" });
     }
@@ -92,6 +103,16 @@ export function ProfileDetail() {
         onSubmit={save}
         submitLabel="Save"
       />
+      {invitation ? (
+        <InvitationLink
+          invitation={invitation}
+          onClose={() => {
+            setInvitation(null);
+            // not shown again on a reload
+            navigate(location.pathname, { replace: true, state: null });
+          }}
+        />
+      ) : null}
     </>
   );
 }

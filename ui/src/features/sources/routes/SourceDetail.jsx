@@ -2,7 +2,10 @@ import { useState } from "react";
 import { useNavigate, useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useDeleteSource } from "../api/deleteSource.js";
 import { useSource } from "../api/getSource.js";
@@ -18,7 +21,7 @@ export function SourceDetail() {
   const { data: source, error, mutate } = useSource(pid);
   usePageTitle(source ? `Source ${source.name}` : "Source");
   const navigate = useNavigate();
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const update = useUpdateSource();
   const remove = useDeleteSource();

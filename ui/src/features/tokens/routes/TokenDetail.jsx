@@ -1,7 +1,10 @@
 import { useParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText, useNotify } from "../../../components/notifications.jsx";
+import {
+  errorText,
+  useAttemptNotify,
+} from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { formatTime } from "../../../lib/format.js";
 import { useToken } from "../api/getToken.js";
@@ -12,7 +15,7 @@ export function TokenDetail() {
   const { pid } = useParams();
   const { data: token, error, mutate } = useToken(pid);
   usePageTitle(token ? `API token ${token.name}` : "API token");
-  const notify = useNotify();
+  const notify = useAttemptNotify();
   const confirm = useConfirm();
   const revoke = useRevokeToken();
 
