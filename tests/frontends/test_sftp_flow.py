@@ -7,13 +7,17 @@ replies, everything it sent is carried out and the file is intact."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
 import struct
 import threading
 
 import paramiko
+import pytest
+from paramiko.common import cMSG_SERVICE_REQUEST, cMSG_USERAUTH_REQUEST
 
+from ..helpers import wait_for
 from .sftp_client import RawSftp, sha256, string, u32, u64
 
 PASSWORD = "user-password-1"
@@ -190,3 +194,42 @@ def test_a_client_that_floods_reads_and_never_reads_the_replies_is_paused_by_its
             assert body == u32(size) + source[offset(request_id) : offset(request_id) + size]
         sender.join(TIMEOUT)
         assert not sender.is_alive()
+
+
+# Before sign-in: what a client that never signs in can make the daemon hold.
+
+
+def test_a_packet_over_64_kib_before_sign_in_ends_the_connection_with_the_reason(daemon, caplog):
+    """A packet is buffered whole before it is read: before sign-in none may exceed
+    64 KiB (a key exchange or a sign-in with a key takes a few KiB)."""
+    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
+    with paramiko.Transport(sock) as transport, caplog.at_level(logging.INFO, logger="paramiko.transport"):
+        transport.start_client(timeout=TIMEOUT)  # the key exchange, not the sign-in
+        transport.send_ignore(100_000)
+        with pytest.raises(paramiko.SSHException):
+            transport.auth_password("nobody", "not-the-password")
+    assert "packet too large: at most 65536 bytes before sign-in" in caplog.text
+
+
+def test_sign_in_requests_sent_without_waiting_are_answered_in_turn_and_a_flood_ends_the_connection(
+    fresh_daemon, caplog
+):
+    """RFC 4252 lets a client send sign-in requests without waiting for the answers: a
+    few wait their turn, more end the connection (each would be a password check held)."""
+    sock = socket.create_connection(("127.0.0.1", fresh_daemon.sftp_port), timeout=TIMEOUT)
+    with paramiko.Transport(sock) as transport, caplog.at_level(logging.INFO, logger="paramiko.transport"):
+        transport.start_client(timeout=TIMEOUT)
+        service = paramiko.Message()
+        service.add_byte(cMSG_SERVICE_REQUEST)
+        service.add_string("ssh-userauth")
+        transport._send_message(service)
+        for n in range(20):
+            attempt = paramiko.Message()
+            attempt.add_byte(cMSG_USERAUTH_REQUEST)
+            for field in ("nobody", "ssh-connection", "password"):
+                attempt.add_string(field)
+            attempt.add_boolean(False)
+            attempt.add_string(f"guess-{n}")
+            transport._send_message(attempt)
+        wait_for(lambda: not transport.is_active(), timeout=TIMEOUT)
+    assert "too many sign-in requests at once" in caplog.text

@@ -482,6 +482,7 @@ class SftpProtocol(FileTransferServer):
         self._reading = 0  # bytes asked for by READs started and not answered yet
         self._channel = None  # the SSH channel, whose unsent output holds back new requests
         self._consumed = None  # the channel's `consumed`: a request's bytes, once answered, reopen its window
+        self._unreleased = 0  # bytes answered during _work, released to the channel once it ends
         self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
         self._draining = False  # the channel will call _drained once it has sent what it holds
         self._working = False  # in _work (a resumption then is left to its loop)
@@ -542,6 +543,8 @@ class SftpProtocol(FileTransferServer):
             self._work_through()
         finally:
             self._working = False
+            if self._unreleased:
+                self._release(0)
 
     def _work_through(self) -> None:
         buf = self.buf
@@ -575,7 +578,8 @@ class SftpProtocol(FileTransferServer):
             # nothing in flight on this handle, or no handle: most requests (a READ from the
             # read-ahead window, a WRITE into the buffer) are answered before _start returns,
             # and then their reply goes straight out, with no Lane made for them
-            self._inline = _ANY if kind == FXP_INIT else data[:4].ljust(4, b"\0")  # VERSION has no id
+            request_id = data[:4] if len(data) >= 4 else data.ljust(4, b"\0")
+            self._inline = _ANY if kind == FXP_INIT else request_id  # VERSION has no id
             self._inline_answered = False
             try:
                 self._start(kind, data)
@@ -586,7 +590,7 @@ class SftpProtocol(FileTransferServer):
                 return
             self._pending += 1
             if handle is None:
-                self._owed.setdefault(data[:4].ljust(4, b"\0"), deque()).append(size)
+                self._owed.setdefault(request_id, deque()).append(size)
                 return
             lane = self._lanes[handle] = Lane(handle)
             reply = self._await(lane, kind, data, size)
@@ -635,6 +639,12 @@ class SftpProtocol(FileTransferServer):
             self._answered(size)
 
     def _release(self, size: int) -> None:
+        """Give `size` bytes of answered requests back to the channel's window (gathered while in _work)."""
+        if self._working:
+            self._unreleased += size
+            return
+        size += self._unreleased
+        self._unreleased = 0
         if self._consumed is not None:
             self._consumed(size)
 

@@ -42,6 +42,9 @@ _TWO_U32 = struct.Struct(">2L")
 _IOV_MAX = 512  # pieces per sendmsg() (Linux allows 1024)
 _COMPACT_AT = 1 << 16  # receive-buffer bytes consumed before they are dropped from its front
 KEXINIT_WAIT = 1.0  # seconds to wait for the client's first KEXINIT before sending ours regardless
+# bytes waiting in Twisted's send buffer beyond which the client is read no more and channels keep
+# their output (Twisted asks from its bufferSize, RECEIVE_SIZE, on: a fast download's passing bursts)
+SEND_BUFFER_LIMIT = 4 << 20
 
 
 STRICT_KEX_S = b"kex-strict-s-v00@openssh.com"  # OpenSSH PROTOCOL 1.10: the Terrapin counter-measure
@@ -92,19 +95,24 @@ class PacketTransport(transport.SSHServerTransport):
     # ---- flow control toward the client (see the module's docstring)
 
     def pauseProducing(self):
-        """Twisted's send buffer is full (the client is not reading): read nothing more
+        """Twisted's send buffer is full (asked at each write while it holds more than its
+        bufferSize): past SEND_BUFFER_LIMIT (the client is not reading), read nothing more
         from it, and let the channels keep their output, until it has drained."""
-        self._socket_full = True
-        self.transport.pauseProducing()
+        tcp = self.transport
+        if not self._socket_full and len(tcp.dataBuffer) - tcp.offset + tcp._tempDataLen >= SEND_BUFFER_LIMIT:
+            self._socket_full = True
+            tcp.pauseProducing()
 
     def resumeProducing(self):
-        self._socket_full = False
+        """Twisted's send buffer is empty."""
         tcp = self.transport
         if tcp.disconnecting:
             tcp.unregisterProducer()  # a loseConnection waits for that (see FileDescriptor.loseConnection)
             return
-        tcp.resumeProducing()
-        self._output_reopened()
+        if self._socket_full:
+            self._socket_full = False
+            tcp.resumeProducing()
+            self._output_reopened()
 
     def stopProducing(self):
         pass
@@ -507,10 +515,11 @@ class BufferedChannel(channel.SSHChannel):
         self._reopen()
 
     def _reopen(self) -> None:
-        """Reopen the window, as conch does at half, but only by what was released: the
-        client may have in flight, plus what is held here, no more than the window."""
+        """Reopen the window by what was released: the client may have in flight, plus
+        what is held here, no more than the window. Once an eighth is free, not at half as
+        conch does: what is held shrinks the window, and a fast client must not run dry."""
         room = self.localWindowSize - self.localWindowLeft - self._backlog
-        if room >= self.localWindowSize // 2 and not self.localClosed:
+        if room >= self.localWindowSize >> 3 and not self.localClosed:
             self.conn.adjustWindow(self, room)
 
     # ---- output
