@@ -1,13 +1,16 @@
-"""Driving OpenSSH's sftp, scp and ssh against the daemon, by password or key."""
+"""Driving OpenSSH's sftp, scp and ssh against the daemon, by password or key; and SFTP
+packets by hand over a paramiko channel (`RawSftp`)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from ..helpers import upload_temp_files, wait_for
@@ -95,3 +98,51 @@ class SshfsMount:
     def close(self) -> None:
         result = subprocess.run(["fusermount", "-u", str(self.path)], capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, f"fusermount -u failed: {result.stderr}"
+
+
+def string(value: bytes) -> bytes:
+    return struct.pack("!L", len(value)) + value
+
+
+def u32(value: int) -> bytes:
+    return struct.pack("!L", value)
+
+
+def u64(value: int) -> bytes:
+    return struct.pack("!Q", value)
+
+
+class RawSftp:
+    """SFTP packets by hand over a paramiko channel, to see the order of the replies."""
+
+    def __init__(self, channel: paramiko.Channel):
+        self.channel = channel
+        self.next_id = 0
+        self._buffer = bytearray()
+        self.send(1, struct.pack("!L", 3))  # INIT, version 3
+        assert self.receive()[0] == 2  # VERSION
+
+    def send(self, kind: int, body: bytes) -> None:
+        self.channel.sendall(struct.pack("!LB", len(body) + 1, kind) + body)
+
+    def request(self, kind: int, *fields: bytes) -> int:
+        self.next_id += 1
+        self.send(kind, struct.pack("!L", self.next_id) + b"".join(fields))
+        return self.next_id
+
+    def receive(self) -> tuple[int, int, bytes]:
+        """(type, request id, the rest) of the next reply."""
+        head = self.read(5)
+        length, kind = struct.unpack("!LB", head)
+        body = self.read(length - 1)
+        return kind, struct.unpack("!L", body[:4])[0], body[4:]
+
+    def read(self, n: int) -> bytes:
+        buffer = self._buffer
+        while len(buffer) < n:  # what comes beyond n is kept for the next read
+            more = self.channel.recv(1 << 20)
+            assert more, "the server closed the channel"
+            buffer += more
+        data = bytes(buffer[:n])
+        del buffer[:n]
+        return data

@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from .sftp_client import sha256
+from .sftp_client import RawSftp, sha256, string, u32, u64
 
 PASSWORD = "user-password-1"
 TIMEOUT = 60  # seconds a reply may take before the test fails rather than hangs
@@ -101,51 +101,6 @@ def test_pipelined_writes_at_several_offsets_then_reads_of_ranges(daemon, sftp_a
     with client.open("/edited.bin", "rb") as f:
         chunks = list(f.readv(ranges))  # many READs of one handle in flight
     assert chunks == [bytes(expected[o : o + n]) for o, n in ranges]
-
-
-def string(value: bytes) -> bytes:
-    return struct.pack("!L", len(value)) + value
-
-
-def u32(value: int) -> bytes:
-    return struct.pack("!L", value)
-
-
-def u64(value: int) -> bytes:
-    return struct.pack("!Q", value)
-
-
-class RawSftp:
-    """SFTP packets by hand over a paramiko channel, to see the order of the replies."""
-
-    def __init__(self, channel: paramiko.Channel):
-        self.channel = channel
-        self.next_id = 0
-        self.send(1, struct.pack("!L", 3))  # INIT, version 3
-        assert self.receive()[0] == 2  # VERSION
-
-    def send(self, kind: int, body: bytes) -> None:
-        self.channel.sendall(struct.pack("!LB", len(body) + 1, kind) + body)
-
-    def request(self, kind: int, *fields: bytes) -> int:
-        self.next_id += 1
-        self.send(kind, struct.pack("!L", self.next_id) + b"".join(fields))
-        return self.next_id
-
-    def receive(self) -> tuple[int, int, bytes]:
-        """(type, request id, the rest) of the next reply."""
-        head = self.read(5)
-        length, kind = struct.unpack("!LB", head)
-        body = self.read(length - 1)
-        return kind, struct.unpack("!L", body[:4])[0], body[4:]
-
-    def read(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            more = self.channel.recv(n - len(data))
-            assert more, "the server closed the channel"
-            data += more
-        return data
 
 
 def test_replies_on_one_handle_come_in_request_order_and_close_commits_every_write(daemon, sftp_as):

@@ -37,6 +37,11 @@ HOST_KEY_ALGORITHMS = [b"ssh-ed25519", b"rsa-sha2-512", b"rsa-sha2-256"]  # no N
 REFUSAL_LINGER = 2.0  # seconds a refused client gets to read why before the connection is cut
 MAX_LINGERING = 100  # refused connections left to linger at once (more are cut at once: a flood)
 HANDSHAKE_GRACE = 10.0  # seconds to finish the key exchange (a real client needs well under one)
+# the largest packet taken before sign-in (a KEXINIT, a sign-in with a key or certificate: a few
+# KiB); after it, packets.MAX_PACKET. With RECEIVE_SIZE, what a connection that never signs in
+# can make the daemon hold; ConnectionSettings caps how many such connections there are
+MAX_PACKET_BEFORE_SIGN_IN = 64 * 1024
+MAX_SIGN_INS_WAITING = 8  # sign-in requests sent without waiting for the answers (RFC 4252 allows it)
 
 
 class ApplianceTransport(PacketTransport):
@@ -45,6 +50,7 @@ class ApplianceTransport(PacketTransport):
     ourVersionString = b"SSH-2.0-Appliance"
 
     ticket = None
+    receive_limit = MAX_PACKET_BEFORE_SIGN_IN  # None once signed in
     _grace = None
     _sign_in_by = 0.0  # when the login grace ends
     _keyed = False  # the first key exchange is done
@@ -128,6 +134,7 @@ class ApplianceTransport(PacketTransport):
         self.sendDisconnect(ssh_transport.DISCONNECT_BY_APPLICATION, message.encode())
 
     def signed_in(self) -> None:
+        self.receive_limit = None
         if self._grace is not None and self._grace.active():
             self._grace.cancel()
         self._grace = None
@@ -165,12 +172,47 @@ class _AddressPortal:
 
 
 class ApplianceUserAuth(userauth.SSHUserAuthServer):
+    """Conch's, with sign-in requests answered one at a time, in order: conch starts each
+    as it arrives, so a client that sends thousands without waiting would have them all
+    checked (bcrypt) and held at once. Up to MAX_SIGN_INS_WAITING wait their turn; more
+    end the connection."""
+
     passwordDelay = 0  # the core slows repeated failures itself, per address and user
     attemptsBeforeDisconnect = 6
 
     def serviceStarted(self):
         super().serviceStarted()
         self.portal = _AddressPortal(self.transport.factory.portal, self.transport.address)
+        self._checking = False
+        self._waiting: list[bytes] = []
+
+    def ssh_USERAUTH_REQUEST(self, packet):
+        if self._checking:
+            if len(self._waiting) >= MAX_SIGN_INS_WAITING:
+                self._waiting = []
+                self.transport.sendDisconnect(
+                    ssh_transport.DISCONNECT_PROTOCOL_ERROR,
+                    b"too many sign-in requests at once: send the next one after the answer to the last",
+                )
+                return None
+            self._waiting.append(packet)
+            return None
+        self._checking = True
+        checked = super().ssh_USERAUTH_REQUEST(packet)
+        if checked is None:
+            self._next_sign_in(None)
+        else:
+            checked.addBoth(self._next_sign_in)
+        return None
+
+    def _next_sign_in(self, result) -> None:
+        self._checking = False
+        ssh = self.transport
+        if ssh is None or ssh.service is not self or getattr(ssh.transport, "disconnecting", True):
+            self._waiting = []  # signed in, or hung up: what was sent after it is not an attempt
+            return
+        if self._waiting:
+            self.ssh_USERAUTH_REQUEST(self._waiting.pop(0))
 
     def _cbFinishedAuth(self, result):
         super()._cbFinishedAuth(result)

@@ -31,7 +31,11 @@ from .transport import BufferedChannel
 
 log = Logger()
 
-WINDOW = 2 * 1024 * 1024  # the session channel's window: Twisted's 128 KiB halves upload speed
+# the session channel's window: Twisted's 128 KiB halves upload speed. It is reopened as requests
+# are answered (see transport.BufferedChannel), so it also bounds the requests one session holds:
+# 4 MiB, so that OpenSSH's sftp (64 WRITEs of 32 KiB in flight) still has room while WRITEs
+# wait behind one that waits for the disk
+WINDOW = 4 * 1024 * 1024
 MAX_CHANNEL_PACKET = 256 * 1024
 FORWARDING = (b"direct-tcpip", b"forwarded-tcpip", b"direct-streamlocal@openssh.com")
 

@@ -36,6 +36,7 @@ from twisted.conch.ssh.filetransfer import (
     FXP_DATA,
     FXP_FSETSTAT,
     FXP_FSTAT,
+    FXP_INIT,
     FXP_READ,
     FXP_READDIR,
     FXP_WRITE,
@@ -61,6 +62,10 @@ MAX_READ = MAX_PACKET - 1024  # a longer READ gets a short reply, as from OpenSS
 # output queue is full): paramiko's get() asks for a whole file at once, and answering every READ
 # at once would hold the file in memory
 MAX_UNSENT = 4 << 20
+# requests started or held and not answered yet, beyond which no further one is started: each
+# costs memory beyond its bytes (a coroutine, a Deferred, work queued), and the window alone
+# would let 2 MiB of 13-byte requests in
+MAX_PENDING = 1024
 _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
@@ -431,12 +436,13 @@ ALONE = frozenset((FXP_CLOSE, FXP_FSTAT, FXP_FSETSTAT))
 class Reply:
     """The reply to one request on a handle: its bytes once made (None until then)."""
 
-    __slots__ = ("lane", "parts", "reading")
+    __slots__ = ("lane", "parts", "reading", "size")
 
-    def __init__(self, lane: Lane, reading: int):
+    def __init__(self, lane: Lane, reading: int, size: int):
         self.lane = lane
         self.parts: list[bytes] | None = None
         self.reading = reading  # a READ's length: counted in SftpProtocol._reading until sent
+        self.size = size  # the request's bytes: released to the channel's window once the reply is sent
 
 
 class Lane:
@@ -464,6 +470,9 @@ class Lane:
         return bool(self.held) or (self.alone is not None and self.alone.parts is None)
 
 
+_ANY = object()  # SftpProtocol._inline for INIT, whose reply (VERSION) carries no request id
+
+
 def _handle_of(data: bytes) -> bytes | None:
     """The handle a request names, or None when it is too short to name one."""
     if len(data) < 8:
@@ -489,10 +498,14 @@ class SftpProtocol(FileTransferServer):
         self._paced = False  # waiting for the pacer's next turn, requests kept in self.buf
         self._lanes: dict[bytes, Lane] = {}  # handle -> its requests not answered yet
         self._awaited: dict[bytes, deque[Reply]] = {}  # request id -> its Reply (a deque: ids may repeat)
-        self._inline: bytes | None = None  # the request being started on an idle handle
+        self._inline: bytes | None = None  # the id of the request being started (on an idle handle)
         self._inline_answered = False
+        self._owed: dict[bytes, deque[int]] = {}  # request id -> sizes of requests outside lanes, unanswered
+        self._pending = 0  # requests started or held and not answered yet (see MAX_PENDING)
         self._reading = 0  # bytes asked for by READs started and not answered yet
         self._channel = None  # the SSH channel, whose unsent output holds back new requests
+        self._consumed = None  # the channel's `consumed`: a request's bytes, once answered, reopen its window
+        self._unreleased = 0  # bytes answered during _work, released to the channel once it ends
         self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
         self._draining = False  # the channel will call _drained once it has sent what it holds
         self._working = False  # in _work (a resumption then is left to its loop)
@@ -502,6 +515,7 @@ class SftpProtocol(FileTransferServer):
         # conch's subsystem transport (SSHSessionProcessProtocol) keeps the channel as `session`
         channel = getattr(self.transport, "session", None)
         self._channel = channel if hasattr(channel, "unsent") else None
+        self._consumed = getattr(channel, "consumed", None)
 
     def dataReceived(self, data):
         self.buf += data
@@ -521,11 +535,13 @@ class SftpProtocol(FileTransferServer):
 
     def _output_full(self) -> bool:
         """Whether replies waiting for the client's window, or READs not answered yet,
-        reach MAX_UNSENT; then requests stay in self.buf until the channel has sent
-        its output (_drained) or the READs' replies are sent (_drain)."""
+        reach MAX_UNSENT, or MAX_PENDING requests are unanswered; then requests stay in
+        self.buf until the channel has sent its output (_drained) or replies are sent
+        (_drain, _answered). What waits in self.buf is not released to the channel, whose
+        window then closes: the client is paused by SSH itself."""
         channel = self._channel
         unsent = channel.unsent if channel is not None else 0
-        if unsent < MAX_UNSENT and self._reading < MAX_UNSENT:
+        if unsent < MAX_UNSENT and self._reading < MAX_UNSENT and self._pending < MAX_PENDING:
             self._stalled = False
             return False
         self._stalled = True
@@ -550,6 +566,8 @@ class SftpProtocol(FileTransferServer):
             self._work_through()
         finally:
             self._working = False
+            if self._unreleased:
+                self._release(0)
 
     def _work_through(self) -> None:
         buf = self.buf
@@ -566,7 +584,7 @@ class SftpProtocol(FileTransferServer):
                 break
             data = bytes(buf[start + 5 : start + 4 + length])
             start += 4 + length
-            self._dispatch(kind, data)
+            self._dispatch(kind, data, 4 + length)
             if pacer is not None and not pacer.spend(_cost(kind, data)):
                 if len(buf) - start >= 9:
                     self._paced = True
@@ -574,29 +592,36 @@ class SftpProtocol(FileTransferServer):
                 break
         del buf[:start]
 
-    def _dispatch(self, kind: int, data: bytes) -> None:
+    def _dispatch(self, kind: int, data: bytes, size: int) -> None:
+        """Start (or hold) one request of `size` bytes; its bytes are released to the
+        channel's window once its reply is sent (at once, for most)."""
         handle = _handle_of(data) if kind in HANDLE_REQUESTS else None
-        if handle is None:
-            self._start(kind, data)
-            return
-        lane = self._lanes.get(handle)
+        lane = self._lanes.get(handle) if handle is not None else None
         if lane is None:
-            # nothing in flight on this handle: most requests (a READ from the read-ahead
-            # window, a WRITE into the buffer) are answered before _start returns, and
-            # then their reply goes straight out, with no Lane made for them
-            self._inline, self._inline_answered = data[:4], False
+            # nothing in flight on this handle, or no handle: most requests (a READ from the
+            # read-ahead window, a WRITE into the buffer) are answered before _start returns,
+            # and then their reply goes straight out, with no Lane made for them
+            request_id = data[:4] if len(data) >= 4 else data.ljust(4, b"\0")
+            self._inline = _ANY if kind == FXP_INIT else request_id  # VERSION has no id
+            self._inline_answered = False
             try:
                 self._start(kind, data)
             finally:
                 self._inline, answered = None, self._inline_answered
             if answered:
+                self._release(size)
+                return
+            self._pending += 1
+            if handle is None:
+                self._owed.setdefault(request_id, deque()).append(size)
                 return
             lane = self._lanes[handle] = Lane(handle)
-            reply = self._await(lane, kind, data)
+            reply = self._await(lane, kind, data, size)
             if kind in ALONE:
                 lane.alone = reply
             return
-        reply = self._await(lane, kind, data)
+        self._pending += 1
+        reply = self._await(lane, kind, data, size)
         if lane.busy() or (kind in ALONE and lane.replies[0] is not reply):
             lane.held.append((reply, kind, data))
             return
@@ -604,8 +629,8 @@ class SftpProtocol(FileTransferServer):
             lane.alone = reply
         self._start(kind, data)
 
-    def _await(self, lane: Lane, kind: int, data: bytes) -> Reply:
-        reply = Reply(lane, _cost(kind, data) if kind == FXP_READ else 0)
+    def _await(self, lane: Lane, kind: int, data: bytes, size: int) -> Reply:
+        reply = Reply(lane, _cost(kind, data) if kind == FXP_READ else 0, size)
         self._reading += reply.reading
         lane.replies.append(reply)
         self._awaited.setdefault(data[:4], deque()).append(reply)
@@ -613,7 +638,9 @@ class SftpProtocol(FileTransferServer):
 
     def _reply(self, request_id: bytes, parts: list[bytes]) -> None:
         """Send a reply, or keep it until the replies to the earlier requests on its handle are sent."""
-        if request_id == self._inline and not self._inline_answered:
+        owed = None
+        inline = self._inline
+        if inline is not None and not self._inline_answered and (request_id == inline or inline is _ANY):
             self._inline_answered = True
         else:
             waiting = self._awaited.get(request_id)
@@ -624,22 +651,47 @@ class SftpProtocol(FileTransferServer):
                 reply.parts = parts
                 self._drain(reply.lane)
                 return
+            owed = self._owed.get(request_id)
         write = self.transport.write
         for part in parts:
             write(part)
+        if owed:
+            size = owed.popleft()
+            if not owed:
+                del self._owed[request_id]
+            self._answered(size)
+
+    def _release(self, size: int) -> None:
+        """Give `size` bytes of answered requests back to the channel's window (gathered while in _work)."""
+        if self._working:
+            self._unreleased += size
+            return
+        size += self._unreleased
+        self._unreleased = 0
+        if self._consumed is not None:
+            self._consumed(size)
+
+    def _answered(self, size: int) -> None:
+        """A request that was pending is answered: its bytes reopen the window; requests
+        kept back for MAX_PENDING may start."""
+        self._pending -= 1
+        self._release(size)
+        self._carry_on()
 
     def _drain(self, lane: Lane) -> None:
         """Send the lane's replies that are next in order; start what was held for them."""
         if lane.draining:
             return  # a request started below answered at once: the loop below sends it
         lane.draining = True
-        sent = 0
+        sent = answered = released = 0
         try:
             replies, write = lane.replies, self.transport.write
             while True:
                 while replies and replies[0].parts is not None:
                     reply = replies.popleft()
                     sent += reply.reading
+                    answered += 1
+                    released += reply.size
                     for part in reply.parts:
                         write(part)
                 if not lane.held or (lane.alone is not None and lane.alone.parts is None):
@@ -654,8 +706,10 @@ class SftpProtocol(FileTransferServer):
             lane.draining = False
         if not replies and not lane.held and self._lanes.get(lane.handle) is lane:
             del self._lanes[lane.handle]
-        if sent:
+        if answered:
             self._reading -= sent
+            self._pending -= answered
+            self._release(released)
             self._carry_on()
 
     def sendPacket(self, kind, data):
@@ -825,7 +879,8 @@ class SftpProtocol(FileTransferServer):
     def connectionLost(self, reason):
         """The client went away: uploads in progress are aborted (never committed)."""
         self.connected = False
-        self._lanes, self._awaited = {}, {}  # held requests are dropped; late replies go nowhere useful
+        self._lanes, self._awaited, self._owed = {}, {}, {}  # held requests are dropped; late replies go nowhere
+        self._consumed = None
         files, self.openFiles = self.openFiles, {}
         for file in files.values():
             self._discard(file.abort())

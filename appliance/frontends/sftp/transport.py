@@ -9,6 +9,18 @@
   turn and sends it in packets as large as the peer allows. An SFTP read
   reply (13 bytes of header and 32 KiB of data, OpenSSH's default) no longer
   costs two SSH packets, one of them tiny.
+
+Flow control, so that no client makes the daemon hold more than a bounded amount
+for it, however fast it sends or however little it reads:
+- a `BufferedChannel`'s window is reopened (CHANNEL_WINDOW_ADJUST) for the bytes
+  its consumer has released (`consumed`), not for the bytes that arrived: a client
+  that sends faster than its requests are handled, or whose requests are held back
+  because it does not read the replies, is paused by its window;
+- when the socket's send buffer fills (a client that does not read at all), the
+  transport stops reading from it and the channels keep their output (counted in
+  their `unsent`, which SFTP holds back on), until it drains; channels keep it too
+  during a key exchange rather than queueing it in conch's unbounded list;
+- `receive_limit` bounds a packet before sign-in (see `ApplianceTransport`).
 """
 
 from __future__ import annotations
@@ -30,6 +42,9 @@ _TWO_U32 = struct.Struct(">2L")
 _IOV_MAX = 512  # pieces per sendmsg() (Linux allows 1024)
 _COMPACT_AT = 1 << 16  # receive-buffer bytes consumed before they are dropped from its front
 KEXINIT_WAIT = 1.0  # seconds to wait for the client's first KEXINIT before sending ours regardless
+# bytes waiting in Twisted's send buffer beyond which the client is read no more and channels keep
+# their output (Twisted asks from its bufferSize, RECEIVE_SIZE, on: a fast download's passing bursts)
+SEND_BUFFER_LIMIT = 4 << 20
 
 
 STRICT_KEX_S = b"kex-strict-s-v00@openssh.com"  # OpenSSH PROTOCOL 1.10: the Terrapin counter-measure
@@ -68,6 +83,50 @@ class PacketTransport(transport.SSHServerTransport):
     _strict = False  # strict key exchange agreed (the client's first KEXINIT asked for it)
     _initial_kex = True  # until the client's first NEWKEYS
     _peer_kexinit_seen = False
+    receive_limit: int | None = None  # the largest packet taken (None: packets.MAX_PACKET)
+    _socket_full = False  # the socket's send buffer is full: reading and channel output wait
+
+    def connectionMade(self):
+        super().connectionMade()
+        tcp = self.transport
+        if getattr(tcp, "producer", True) is None:  # Twisted's TCP transport (a test's may not be)
+            tcp.registerProducer(self, True)
+
+    # ---- flow control toward the client (see the module's docstring)
+
+    def pauseProducing(self):
+        """Twisted's send buffer is full (asked at each write while it holds more than its
+        bufferSize): past SEND_BUFFER_LIMIT (the client is not reading), read nothing more
+        from it, and let the channels keep their output, until it has drained."""
+        tcp = self.transport
+        if not self._socket_full and len(tcp.dataBuffer) - tcp.offset + tcp._tempDataLen >= SEND_BUFFER_LIMIT:
+            self._socket_full = True
+            tcp.pauseProducing()
+
+    def resumeProducing(self):
+        """Twisted's send buffer is empty."""
+        tcp = self.transport
+        if tcp.disconnecting:
+            tcp.unregisterProducer()  # a loseConnection waits for that (see FileDescriptor.loseConnection)
+            return
+        if self._socket_full:
+            self._socket_full = False
+            tcp.resumeProducing()
+            self._output_reopened()
+
+    def stopProducing(self):
+        pass
+
+    @property
+    def output_open(self) -> bool:
+        """Whether channel data may be sent now: not while the socket's buffer is full,
+        nor during a key exchange (conch would queue it in memory, without bound)."""
+        return not self._socket_full and self._keyExchangeState == self._KEY_EXCHANGE_NONE
+
+    def _output_reopened(self) -> None:
+        reopened = getattr(self.service, "output_reopened", None)
+        if reopened is not None:
+            reopened()
 
     # ---- key exchange: our packet protection in place of conch's SSHCiphers
 
@@ -196,6 +255,8 @@ class PacketTransport(transport.SSHServerTransport):
             self.incomingPacketSequence = 0  # after every NEWKEYS, in both directions
         self._initial_kex = False
         super().ssh_NEWKEYS(packet)
+        if self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+            self._output_reopened()  # channel output kept during the key exchange goes out
 
     def _ciphers(self) -> PacketCiphers:
         current = self.currentEncryptions
@@ -270,6 +331,7 @@ class PacketTransport(transport.SSHServerTransport):
         self._soon = soon = []
         try:
             self._read_packets()
+            self._check_limit()
         finally:
             self._soon = None
             for fn in soon:
@@ -281,7 +343,21 @@ class PacketTransport(transport.SSHServerTransport):
             self._append(self.buf)
             self.buf = b""
         self._read_packets()
+        self._check_limit()
         return None
+
+    def _check_limit(self) -> None:
+        """What is left once every whole packet is read is the start of one packet: more
+        than `receive_limit` of it means a packet larger than that (refused, not buffered)."""
+        limit = self.receive_limit
+        if limit is not None and not self._failed and self._inbuf is not None:
+            if len(self._inbuf) - self._inpos > limit:
+                self._failed = True
+                self._inbuf = None
+                self.sendDisconnect(
+                    transport.DISCONNECT_PROTOCOL_ERROR,
+                    b"packet too large: at most %d bytes before sign-in" % limit,
+                )
 
     def _append(self, data: bytes) -> None:
         buf = self._inbuf
@@ -395,13 +471,27 @@ class Connection(connection.SSHConnection):
             self.sendClose(chan)
             return
         chan.localWindowLeft -= size
+        arrived = getattr(chan, "data_arrived", None)
+        if arrived is not None:  # the channel reopens its window as its consumer goes (see BufferedChannel)
+            arrived(packet[8 : 8 + size])
+            return
         if chan.localWindowLeft < chan.localWindowSize // 2:
             self.adjustWindow(chan, chan.localWindowSize - chan.localWindowLeft)
         chan.dataReceived(packet[8 : 8 + size])
 
+    def output_reopened(self) -> None:
+        """The transport may send channel data again: the channels send what they kept."""
+        for chan in list(self.channels.values()):
+            resume = getattr(chan, "resume_output", None)
+            if resume is not None:
+                resume()
+
 
 class BufferedChannel(channel.SSHChannel):
-    """Output gathered and sent in packets of the peer's maximum size."""
+    """Output gathered and sent in packets of the peer's maximum size; input paced by
+    the window: the bytes that arrived count against it until the consumer says it is
+    done with them (`consumed`), so what the consumer holds back stays within the window.
+    A consumer must release every byte it takes (SftpProtocol does, as it answers)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -409,6 +499,30 @@ class BufferedChannel(channel.SSHChannel):
         self._out_size = 0
         self._flush_pending = False
         self._when_drained: list = []
+        self._backlog = 0  # bytes received that the consumer has not released yet
+
+    # ---- input
+
+    def data_arrived(self, data: bytes) -> None:
+        """Data from the client, already counted against the window (by Connection)."""
+        self._backlog += len(data)
+        self.dataReceived(data)
+        self._reopen()
+
+    def consumed(self, size: int) -> None:
+        """The consumer is done with `size` bytes of what arrived: they may be sent again."""
+        self._backlog = max(0, self._backlog - size)
+        self._reopen()
+
+    def _reopen(self) -> None:
+        """Reopen the window by what was released: the client may have in flight, plus
+        what is held here, no more than the window. Once an eighth is free, not at half as
+        conch does: what is held shrinks the window, and a fast client must not run dry."""
+        room = self.localWindowSize - self.localWindowLeft - self._backlog
+        if room >= self.localWindowSize >> 3 and not self.localClosed:
+            self.conn.adjustWindow(self, room)
+
+    # ---- output
 
     def write(self, data):
         if not data or self.localClosed:
@@ -444,6 +558,8 @@ class BufferedChannel(channel.SSHChannel):
     def _send_held(self, whole_packets: bool) -> None:
         most = self.remoteMaxPacket
         out = self._out
+        if not getattr(self.conn.transport, "output_open", True):
+            return  # kept (and counted in `unsent`) until the transport calls resume_output
         while self._out_size and self.remoteWindowLeft > 0 and not self.localClosed:
             size = min(self._out_size, most, self.remoteWindowLeft)
             if whole_packets and size < most:
@@ -481,6 +597,10 @@ class BufferedChannel(channel.SSHChannel):
     def addWindowBytes(self, data):
         super().addWindowBytes(data)
         self._send(whole_packets=False)
+
+    def resume_output(self) -> None:
+        if self._out_size:
+            self._send(whole_packets=False)
 
     def loseConnection(self):
         self.when_drained(super().loseConnection)
