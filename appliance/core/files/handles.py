@@ -23,6 +23,7 @@ from twisted.internet.threads import blockingCallFromThread
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded, Unavailable
 from ...threads import Threads
+from .own import SharedCommit
 from .quota import Limits
 from .socket_send import ReactorSend, SocketError, StopFlag
 from .tree import Location, os_error
@@ -393,7 +394,7 @@ def _sendfile_out(sock_fd: int, file_fd: int, offset: int, stop: threading.Event
     return "stopped", sent
 
 
-class Writer:
+class Writer(SharedCommit):
     """An upload in progress. `commit` makes it visible; `abort` leaves no trace.
 
     The session that opened it sees it meanwhile (own.py): it may read what was
@@ -702,28 +703,6 @@ class Writer:
             self._error = os_error(e, self.path)
         except ApplianceError:
             pass  # _flush recorded it in self._error
-
-    async def commit(self) -> None:
-        """Flush, fsync, rename into place, and record the upload (the last handle's
-        close does; an orphaned upload is dropped quietly)."""
-        if self._aborted is not None:
-            raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
-        if self._done:
-            return
-        if self.handles > 1:  # another handle of the session still has it open
-            self.handles -= 1
-            if self._error is not None:
-                raise self._error
-            return
-        if self.orphaned:
-            await self.abort()
-            return
-        finished = self.owner.finishing(self) if self.owner is not None else None
-        try:
-            await self._commit_now()
-        finally:
-            if finished is not None:
-                finished()
 
     async def _commit_now(self) -> None:
         try:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from twisted.internet.defer import Deferred, DeferredLock
 
 from ...errors import ApplianceError, Invalid, Unavailable
+from .own import SharedCommit
 from .quota import Limits
 from .tree import virtual
 
@@ -62,7 +63,7 @@ class RemoteDownload:
         """Drop what is read ahead and the backend's handle (a read handle's close loses nothing)."""
 
 
-class RemoteUpload:
+class RemoteUpload(SharedCommit):
     """An upload to a remote source: nothing shows under its name until `commit`,
     `abort` leaves nothing. A refused write (quota, bad offset) or a failed send is
     kept in `_error`: later writes raise it and commit drops the upload.
@@ -181,28 +182,6 @@ class RemoteUpload:
 
     def renamed(self, parts: list[str]) -> None:
         raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="moved"))
-
-    async def commit(self) -> None:
-        """Settle, make the upload visible under its name, and record it (the last
-        handle's close does; an orphaned upload is dropped quietly)."""
-        if self._aborted is not None:
-            raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
-        if self._done:
-            return
-        if self.handles > 1:  # another handle of the session still has it open
-            self.handles -= 1
-            if self._error is not None:
-                raise self._error
-            return
-        if self.orphaned:
-            await self.abort()
-            return
-        finished = self.owner.finishing(self) if self.owner is not None else None
-        try:
-            await self._commit_now()
-        finally:
-            if finished is not None:
-                finished()
 
     async def _commit_now(self) -> None:
         try:
