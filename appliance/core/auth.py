@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from datetime import UTC, datetime
 from ..errors import AuthenticationFailed
 from ..models import LogEntry, Organisation, Profile, Source, from_iso, to_iso
 from ..store import Store, queries
+from .addresses import in_networks, networks
 from .audit import PROTOCOL_NAMES, AuditLog, clean
 from .passwords import Passwords, profile_scope
 from .throttle import Ban, LoginThrottle, Target
@@ -66,15 +66,8 @@ def key_blob(line: str) -> bytes | None:
 
 
 def address_allowed(address: str, allow: tuple[str, ...]) -> bool:
-    if not allow:
-        return True
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return False
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return any(ip in ipaddress.ip_network(net, strict=False) for net in allow)
+    """Whether a profile's IP allow-list (empty: any address) lets `address` in."""
+    return not allow or in_networks(address, networks(allow))
 
 
 def requires_tls(profile: Profile, organisation: Organisation) -> bool:

@@ -37,10 +37,11 @@ the operator sees all. The clock is injected so tests need not sleep.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
 from twisted.internet import task
+
+from .addresses import in_networks, networks
 
 FREE_FAILURES = 3  # failures answered without delay
 MAX_DELAY = 10.0  # seconds
@@ -85,23 +86,6 @@ class Ban:
         return tuple(t.key[len("user:") :] for t in self.tried if t.key.startswith("user:"))
 
 
-def networks(cidrs) -> tuple:
-    """Parsed networks; ValueError naming the first that is not one."""
-    return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip())
-
-
-def _in(address: str, nets: tuple) -> bool:
-    if not nets:
-        return False
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return False
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return any(ip.version == net.version and ip in net for net in nets)
-
-
 class LoginThrottle:
     def __init__(self, clock, trusted_networks=()):
         self._clock = clock
@@ -114,7 +98,7 @@ class LoginThrottle:
 
     def trusted(self, address: str) -> bool:
         """Whether the address is in [security] trusted_networks (never banned as a whole)."""
-        return _in(address, self._trusted)
+        return in_networks(address, self._trusted)
 
     def _score(self, key: str) -> float:
         score, when = self._scores.get(key, (0.0, 0.0))
