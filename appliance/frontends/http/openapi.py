@@ -197,7 +197,7 @@ INPUTS: dict[str, dict] = {
     "OperatorApi.change": {
         "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
-    "OperatorApi.logs": {"query": LOG_FILTERS[:6]},
+    "OperatorApi.logs": {"query": LOG_FILTERS},
 }
 
 
