@@ -56,6 +56,20 @@ export function MainLayout() {
       className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"}`}
     >
       <ScrollReset />
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault(); // focus, not a hash change the router would see
+          const main = document.getElementById("main");
+          if (main) {
+            main.focus();
+            main.scrollIntoView();
+          }
+        }}
+      >
+        Skip to main content
+      </a>
       <header className="header">
         <button
           className="flat icon"
@@ -69,8 +83,10 @@ export function MainLayout() {
         </button>
         <strong className="product">{PRODUCT_NAME}</strong>
         <span className="spacer" />
-        <ConnectChip />
-        {session.is_admin ? <TrialChip /> : null}
+        <div className="header-chips">
+          <ConnectChip />
+          {session.is_admin ? <TrialChip /> : null}
+        </div>
         <UserMenu session={session} onLogout={signOut} />
       </header>
       <SideMenu
@@ -87,6 +103,8 @@ export function MainLayout() {
         />
       ) : null}
       <main
+        id="main"
+        tabIndex={-1}
         className="content"
         data-scroll-pane
         aria-busy={navigation.state === "loading"}
