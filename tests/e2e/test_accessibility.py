@@ -13,6 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from ..api_client import signed_in
 from ..helpers import ADMIN_PASSWORD, ROOT, make_daemon
 from .conftest import WIDE, screenshot
 from .helpers_console import arrange, sign_in
@@ -46,6 +47,8 @@ def world(tmp_path_factory, console_built):
         (home / LONG_NAME).write_bytes(b"x" * 2048)
         (home / "a-folder-with-a-rather-long-name-indeed").mkdir(exist_ok=True)
         (home / "notes.txt").write_text("hello")
+    for user in ("alice", "walter"):  # transfers: the dashboard's top users get rows
+        assert signed_in(daemon, user, "user-password-1").get("files/download/?path=/notes.txt").status == 200
     yield daemon, ids
     daemon.stop()
 

@@ -45,6 +45,10 @@ export function MainLayout() {
   const { data: organisation } = useOrganisation();
   const { colour, logo } = mainBranding(hostBranding, organisation);
   const open = narrow ? drawerOpen : menuOpen;
+  // two chips do not fit a phone's header beside the toggle and the user menu
+  const twoChips = Boolean(
+    session.is_admin && organisation && organisation.on_trial,
+  );
 
   function signOut() {
     logout();
@@ -53,7 +57,7 @@ export function MainLayout() {
 
   return (
     <div
-      className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"}`}
+      className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"} ${twoChips ? "two-chips" : ""}`}
     >
       <ScrollReset />
       <a
