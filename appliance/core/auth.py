@@ -296,6 +296,19 @@ class AuthService:
             raise AuthenticationFailed(message, code=code)
 
         self._throttle.record_success(key, address)
+        return await self._signed_in(profile, organisation, protocol, address, method)
+
+    async def first_sign_in(self, profile_id: int, *, protocol: str, address: str) -> Account:
+        """The session first-run setup opens for the admin it has just created (who chose
+        the password a moment ago): counted and audited as every other sign-in."""
+        profile = await self._store.run(queries.get_profile_by_id, profile_id)
+        organisation = await self._store.run(queries.get_organisation, profile.org_id)
+        return await self._signed_in(profile, organisation, protocol, address, "setup")
+
+    async def _signed_in(
+        self, profile: Profile, organisation: Organisation, protocol: str, address: str, method: str
+    ) -> Account:
+        """The outcome of a sign-in every check has let through: last login and the audit row."""
         source = None
         if profile.source_id is not None:
             source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)

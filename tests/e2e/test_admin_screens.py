@@ -29,7 +29,7 @@ def test_an_admin_creates_a_profile_and_it_signs_in(page, console):
     sign_out(page)
     sign_in(page, console, "petra", "petra-password-1")
     expect(page).to_have_url(re.compile(r"/fileviewer$"))
-    expect(page.get_by_role("heading", name="Files")).to_be_visible()
+    expect(page.get_by_role("heading", name="Fileviewer")).to_be_visible()
     nav = page.get_by_role("navigation", name="Main")
     expect(nav.get_by_role("link")).to_have_count(1)
 

@@ -112,7 +112,7 @@ def test_an_expired_access_token_is_refreshed_transparently(page, console):
         " localStorage.setItem('authUser', JSON.stringify(s)); }"
     )
     page.goto(console.url + "/fileviewer")
-    expect(page.get_by_role("heading", name="Files")).to_be_visible()
+    expect(page.get_by_role("heading", name="Fileviewer")).to_be_visible()
     expect(page.get_by_text("This folder is empty.")).to_be_visible()  # the listing came through
     page.wait_for_load_state("networkidle")
     expect(page).to_have_url(re.compile(r"/fileviewer$"))

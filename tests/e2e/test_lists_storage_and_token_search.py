@@ -27,7 +27,7 @@ def test_the_operator_sees_each_organisations_storage_and_measures_one_now(page,
     expect(storage).to_have_text(re.compile(r"^(Not measured yet|2\.0 KB in 2 files)$"))
     (root / "more.bin").write_bytes(b"m" * 3000)
     row = page.get_by_role("row", name=re.compile("Initech"))
-    row.get_by_role("button", name="Measure the storage of Initech").click()
+    row.get_by_role("button", name="Measure storage of Initech").click()
     expect(storage).to_have_text("5.0 KB in 3 files")
     expect(storage).to_have_attribute("title", re.compile(r"^Measured "))
     expect(page.get_by_text("Initech: 5.0 KB in 3 files")).to_be_visible()

@@ -7,35 +7,9 @@ import re
 
 from playwright.sync_api import expect
 
-from ..api_client import signed_in
 from ..helpers import ADMIN_PASSWORD
 from .conftest import NARROW, WIDE, screenshot, screenshots
-from .helpers_console import sign_in, sign_out, wait_until
-
-
-def arrange(console) -> dict:
-    """Rows for every screen to show something."""
-    console.execute(
-        "UPDATE organisations SET status = 'trial', trial_ends_at = '2099-01-01T00:00:00Z', "
-        "user_terms = 'Be kind to the files.' WHERE id = ?",
-        console.default_org(),
-    )  # fmt: skip
-    walter = console.add_profile("walter")
-    home = console.home("walter")
-    (home / "reports").mkdir(parents=True)
-    (home / "reports" / "q1.pdf").write_bytes(b"x" * 123_456)
-    (home / "notes.txt").write_text("hello")
-    api = signed_in(console, "admin", ADMIN_PASSWORD)
-    source = api.get("sources/").body["results"][0]["id"]
-    token = api.post("tokens/", {"name": "nightly sync", "scopes": ["files"]}).body["id"]
-    console.execute(
-        "INSERT INTO mailboxes (org_id, name, host, port, username, source_id, created_at) "
-        "VALUES (?, 'Invoices', 'imap.example.com', 993, 'invoices', ?, '2026-01-01T00:00:00Z')",
-        console.default_org(), source,
-    )  # fmt: skip
-    mailbox = console.query("SELECT id FROM mailboxes WHERE name = 'Invoices'")[0][0]
-    other = console.add_organisation("Globex", status="trial", trial_ends_at="2099-01-01T00:00:00Z")
-    return {"profile": walter, "source": source, "token": token, "mailbox": mailbox, "org": other}
+from .helpers_console import arrange, sign_in, sign_out, wait_until
 
 
 def test_every_main_screen_at_1280_and_800_px(page, console):

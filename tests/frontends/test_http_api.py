@@ -181,6 +181,28 @@ def test_first_run_setup(tmp_path):
         daemon.stop()
 
 
+def test_the_sign_in_setup_opens_is_counted(tmp_path):
+    """The session first-run setup opens is the admin's first sign-in: the dashboard's
+    Top users must not say 'Last login never' and the log says who signed in."""
+    daemon = make_daemon(tmp_path, start=False)
+    daemon.data_dir = tmp_path / "fresh"
+    daemon.start()
+    try:
+        created = Api(daemon).post(
+            "setup/",
+            {"organisation": "Acme", "username": "boss", "email": "boss@example.com", "password": "long-password-1"},
+        )
+        assert created.status == 201
+        assert daemon.query("SELECT last_login FROM profiles WHERE username = 'boss'")[0][0]
+        (login,) = daemon.logs("login")
+        assert login["username"] == "boss" and login["protocol"] == "web"
+        assert login["message"].startswith("boss signed in over")
+        overview = Api(daemon, created.body["access"]).get("dashboard/overview/").body
+        assert overview["active_users"] == 1
+    finally:
+        daemon.stop()
+
+
 # -- dashboard, organisation, branding ---------------------------------------------------------
 
 

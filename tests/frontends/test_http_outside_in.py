@@ -57,6 +57,18 @@ def test_log_date_filters_read_dates_with_an_offset_and_refuse_what_is_not_a_dat
         assert admin.get(f"logs/?date_to={bad}").status == 400
 
 
+def test_the_operators_view_of_an_organisations_log_has_the_date_filters(daemon):
+    operator = _admin(daemon)  # the setup admin is the operator; its sign-in is a log row
+    listing = f"god/organisations/{daemon.default_org()}/logs/"
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).isoformat().replace("+", "%2B")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat().replace("+", "%2B")
+    assert operator.get(f"{listing}?date_from={hour_ago}").body["count"] >= 1
+    assert operator.get(f"{listing}?date_from={tomorrow}").body["count"] == 0
+    assert operator.get(f"{listing}?date_to={hour_ago}").body["count"] == 0
+    reply = operator.get(f"{listing}?date_to=garbage")
+    assert reply.status == 400 and "date_to" in reply.body, reply.raw
+
+
 # -- request bodies -----------------------------------------------------------------------
 
 

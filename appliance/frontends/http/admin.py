@@ -179,20 +179,12 @@ def _not_mailed(account, profile, invitation) -> str:
 class LogsApi(Resource):
     app = json_api()
 
-    @staticmethod
-    def _filters(request) -> dict:
-        filters = {name: query(request, name).strip() for name in FILTERS}
-        for name in ("date_from", "date_to"):  # compared as stored text: the stored format, in UTC
-            if filters[name]:
-                filters[name] = to_iso(validation.moment(filters[name], name))
-        return filters
-
     @app.route("/", methods=["GET"])
     async def listing(self, request):
         account = await authenticate(self.core, request, admin=True)
         limit, offset = paging(request, 50)
         count, rows = await self.core.store.run(
-            log_queries.search_logs, account.organisation.id, self._filters(request), limit, offset
+            log_queries.search_logs, account.organisation.id, log_filters(request), limit, offset
         )
         return reply(request, page(request, rows, count, 50))
 
@@ -206,7 +198,7 @@ class LogsApi(Resource):
     async def export(self, request):
         """Every matching row as CSV, written in batches as the client reads."""
         account = await authenticate(self.core, request, admin=True)
-        filters = self._filters(request)
+        filters = log_filters(request)
         request.setHeader(b"content-type", b"text/csv; charset=utf-8")
         request.setHeader(b"content-disposition", b'attachment; filename="audit-log.csv"')
         request.setHeader(b"cache-control", b"no-store")
@@ -222,6 +214,17 @@ class LogsApi(Resource):
 
 
 FILTERS = ("search", "action", "protocol", "username", "date_from", "date_to")
+
+
+def log_filters(request) -> dict:
+    """A log listing's filters from the query string (an organisation's, or the operator's view of one)."""
+    filters = {name: query(request, name).strip() for name in FILTERS}
+    for name in ("date_from", "date_to"):  # compared as stored text: the stored format, in UTC
+        if filters[name]:
+            filters[name] = to_iso(validation.moment(filters[name], name))
+    return filters
+
+
 COLUMN_NAMES = ("id", "created_at", "username", "protocol", "action", "path", "bytes", "remote_address", "message")
 
 

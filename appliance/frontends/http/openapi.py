@@ -226,7 +226,7 @@ INPUTS: dict[str, dict] = {
         "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
     "OperatorApi.mail_test": {"body": _object(to=EMAIL)},
-    "OperatorApi.logs": {"query": LOG_FILTERS[:6]},
+    "OperatorApi.logs": {"query": LOG_FILTERS},
 }
 
 

@@ -12,6 +12,7 @@ from ...models import ORG_STATUSES, LogEntry, to_iso
 from ...store import logs as log_queries
 from ...store import operator as operator_queries
 from ...store import queries
+from .admin import log_filters
 from .api import (
     NOT_ALLOWED,
     Resource,
@@ -141,8 +142,7 @@ class OperatorApi(Resource):
         await self._operator(request)
         await self._organisation(org_id)
         limit, offset = paging(request, 50)
-        filters = {name: query(request, name).strip() for name in ("search", "action", "protocol", "username")}
-        count, rows = await self.core.store.run(log_queries.search_logs, org_id, filters, limit, offset)
+        count, rows = await self.core.store.run(log_queries.search_logs, org_id, log_filters(request), limit, offset)
         return reply(request, page(request, rows, count, 50))
 
     async def _record(self, account, org_id: int, message: str) -> None:

@@ -7,7 +7,6 @@ import multipart
 from ...core.accounts import RESET_SENT
 from ...core.images import MAX_LOGO_BYTES
 from ...errors import Invalid, PermissionDenied
-from ...store import queries
 from .api import (
     Resource,
     authenticate,
@@ -166,9 +165,12 @@ class PortalApi(Resource):
             created = await self.core.organisations.initialize(
                 fields["organisation"], fields["username"], fields["email"], fields["password"]
             )
-        profile = await self.core.store.run(queries.get_profile_by_id, created.profile_id)
-        tokens = await self.core.sessions.issue(profile.id)
-        return reply(request, {**tokens, **user_fields(profile)}, 201)
+        # the session it opens is the admin's first sign-in: last login set, audited
+        account = await self.core.auth.first_sign_in(
+            created.profile_id, protocol="web", address=client_address(request)
+        )
+        tokens = await self.core.sessions.issue(account.profile.id)
+        return reply(request, {**tokens, **user_fields(account.profile)}, 201)
 
     # -- dashboard ----------------------------------------------------------------------
 

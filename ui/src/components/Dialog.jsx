@@ -8,27 +8,68 @@ import {
   useState,
 } from "react";
 
-/** A modal dialog: focus moves into it, Escape and the backdrop close it. */
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/** What Tab can reach inside `box`, in order (visible ones only). */
+export function focusables(box) {
+  return [...box.querySelectorAll(FOCUSABLE)].filter(
+    (el) => el.getClientRects().length > 0 && !el.closest("[inert]"),
+  );
+}
+
+/**
+ * A modal dialog: focus moves into it and stays there (Tab and Shift+Tab wrap),
+ * Escape and the backdrop close it, and closing gives focus back to what opened it.
+ */
 export function Dialog({ title, children, actions, onClose, wide = false }) {
   const titleId = useId();
   const box = useRef(null);
+  const close = useRef(onClose);
   useEffect(() => {
-    const previous = document.activeElement;
-    const first =
-      box.current &&
-      box.current.querySelector("input, select, textarea, button, a[href]");
-    if (first) first.focus();
+    close.current = onClose;
+  }, [onClose]);
+  useEffect(() => {
+    const opener = document.activeElement;
+    const first = box.current && focusables(box.current)[0];
+    (first || box.current).focus();
     return () => {
-      if (previous && previous.focus) previous.focus();
+      // back to the opener, if it is still on the page (a row's menu item is not)
+      if (opener && opener.isConnected && opener.focus) opener.focus();
     };
   }, []);
   useEffect(() => {
     const onKey = (event) => {
-      if (event.key === "Escape" && onClose) onClose();
+      if (event.key === "Escape" && close.current) {
+        event.stopPropagation();
+        close.current();
+      }
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [onClose]);
+  }, []);
+  function trap(event) {
+    if (event.key !== "Tab") return;
+    const items = focusables(box.current);
+    if (items.length === 0) {
+      event.preventDefault();
+      box.current.focus();
+      return;
+    }
+    const first = items[0];
+    const last = items[items.length - 1];
+    const inside = box.current.contains(document.activeElement);
+    if (event.shiftKey && (document.activeElement === first || !inside)) {
+      event.preventDefault();
+      last.focus();
+    } else if (
+      !event.shiftKey &&
+      (document.activeElement === last || !inside)
+    ) {
+      event.preventDefault();
+      first.focus();
+    }
+  }
   return (
     <div
       className="dialog-backdrop"
@@ -40,6 +81,8 @@ export function Dialog({ title, children, actions, onClose, wide = false }) {
         role="dialog"
         aria-modal="true"
         aria-labelledby={titleId}
+        tabIndex={-1}
+        onKeyDown={trap}
       >
         <h2 id={titleId}>{title}</h2>
         {children}

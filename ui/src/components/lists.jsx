@@ -52,7 +52,13 @@ export function DataTable({
   caption,
 }) {
   return (
-    <div className="table-wrap">
+    // a region that takes focus: a table wider than a phone scrolls by keyboard too
+    <div
+      className="table-wrap"
+      role="region"
+      aria-label={caption || "Table"}
+      tabIndex={0}
+    >
       <table>
         {caption ? (
           <caption className="visually-hidden">{caption}</caption>

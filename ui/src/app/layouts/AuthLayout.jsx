@@ -1,6 +1,7 @@
 import { Outlet } from "react-router";
 import { DEFAULT_BRANDING, PRODUCT_NAME } from "../../config/brand.js";
 import { useBranding } from "../../features/branding/api/getBranding.js";
+import { surfaceStyle } from "../../lib/contrast.js";
 import { ScrollReset } from "../ScrollReset.jsx";
 
 /** Centred card with a branded left panel; hidden until the branding request settles. */
@@ -15,7 +16,7 @@ export function AuthLayout() {
       <ScrollReset />
       <aside
         className="auth-panel"
-        style={{ background: colour }}
+        style={surfaceStyle(colour)}
         data-testid="auth-panel"
       >
         {branding.branding && branding.branding_logo ? (

@@ -45,6 +45,10 @@ export function MainLayout() {
   const { data: organisation } = useOrganisation();
   const { colour, logo } = mainBranding(hostBranding, organisation);
   const open = narrow ? drawerOpen : menuOpen;
+  // two chips do not fit a phone's header beside the toggle and the user menu
+  const twoChips = Boolean(
+    session.is_admin && organisation && organisation.on_trial,
+  );
 
   function signOut() {
     logout();
@@ -53,9 +57,23 @@ export function MainLayout() {
 
   return (
     <div
-      className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"}`}
+      className={`shell ${narrow ? "narrow" : "wide"} ${open ? "menu-open" : "menu-closed"} ${twoChips ? "two-chips" : ""}`}
     >
       <ScrollReset />
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault(); // focus, not a hash change the router would see
+          const main = document.getElementById("main");
+          if (main) {
+            main.focus();
+            main.scrollIntoView();
+          }
+        }}
+      >
+        Skip to main content
+      </a>
       <header className="header">
         <button
           className="flat icon"
@@ -69,8 +87,10 @@ export function MainLayout() {
         </button>
         <strong className="product">{PRODUCT_NAME}</strong>
         <span className="spacer" />
-        <ConnectChip />
-        {session.is_admin ? <TrialChip /> : null}
+        <div className="header-chips">
+          <ConnectChip />
+          {session.is_admin ? <TrialChip /> : null}
+        </div>
         <UserMenu session={session} onLogout={signOut} />
       </header>
       <SideMenu
@@ -87,6 +107,8 @@ export function MainLayout() {
         />
       ) : null}
       <main
+        id="main"
+        tabIndex={-1}
         className="content"
         data-scroll-pane
         aria-busy={navigation.state === "loading"}

@@ -1,4 +1,5 @@
 import { NavLink } from "react-router";
+import { surfaceStyle } from "../../lib/contrast.js";
 
 // console-spec §2: admins see these, other users the file viewer only.
 export const ADMIN_MENU = [
@@ -19,11 +20,12 @@ export function menuFor(session) {
   return session.is_superuser ? [...ADMIN_MENU, ...OPERATOR_MENU] : ADMIN_MENU;
 }
 
+/** The side menu on the branding colour, its text white or dark, whichever reads (WCAG 4.5:1). */
 export function SideMenu({ session, colour, logo, onNavigate }) {
   return (
     <aside
       className="side"
-      style={{ background: colour }}
+      style={surfaceStyle(colour)}
       data-testid="side-menu"
     >
       <div className="side-inner">

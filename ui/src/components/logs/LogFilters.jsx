@@ -1,3 +1,4 @@
+import { useSearchParams } from "react-router";
 import { useLogActions } from "./getLogActions.js";
 
 export const PROTOCOLS = ["sftp", "ftp", "web", "api", "mail", "system"];
@@ -24,6 +25,40 @@ export function activeFilters(filters) {
     } else active[name] = value.trim();
   }
   return active;
+}
+
+/** The filters and page a query string holds (unknown keys are ignored). */
+export function filtersFromParams(params) {
+  const filters = { ...EMPTY_FILTERS };
+  for (const name of Object.keys(EMPTY_FILTERS))
+    filters[name] = params.get(name) || "";
+  const page = Number.parseInt(params.get("page") || "1", 10);
+  return [filters, Number.isFinite(page) && page > 0 ? page : 1];
+}
+
+/** The query string of these filters and page: only what is set, page 1 left out. */
+export function paramsFromFilters(filters, page = 1) {
+  const params = {};
+  for (const [name, value] of Object.entries(filters))
+    if (value) params[name] = value;
+  if (page > 1) params.page = String(page);
+  return params;
+}
+
+/**
+ * A log screen's filters and page, kept in the address: a filtered view can be
+ * shared, bookmarked and reloaded, and Back steps through pages.
+ */
+export function useLogFilters() {
+  const [params, setParams] = useSearchParams();
+  const [filters, page] = filtersFromParams(params);
+  return {
+    filters,
+    page,
+    // typing in a filter replaces the entry: one history step per view, not per key
+    setFilters: (next) => setParams(paramsFromFilters(next), { replace: true }),
+    setPage: (next) => setParams(paramsFromFilters(filters, next)),
+  };
 }
 
 export function LogFilters({ filters, onChange, withUser = true }) {

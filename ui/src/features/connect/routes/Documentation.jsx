@@ -180,22 +180,22 @@ rclone sync portal:/reports ./reports`}
       <section aria-labelledby="docs-browser">
         <h2 id="docs-browser">In the browser</h2>
         <p>
-          In <strong>Files</strong>, drop files or whole folders on the page, or
-          use <strong>Upload files</strong> and <strong>Upload a folder</strong>
-          . Large uploads are sent in pieces and are resumable: if the
-          connection drops, they carry on from where they stopped; after closing
-          the page, choose the same file again in the same folder and the upload
-          continues instead of starting over. Downloads are saved by the browser
-          itself, however large the file.
+          In the <strong>Fileviewer</strong>, drop files or whole folders on the
+          page, or use <strong>Upload files</strong> and{" "}
+          <strong>Upload a folder</strong>. Large uploads are sent in pieces and
+          are resumable: if the connection drops, they carry on from where they
+          stopped; after closing the page, choose the same file again in the
+          same folder and the upload continues instead of starting over.
+          Downloads are saved by the browser itself, however large the file.
         </p>
       </section>
 
       <section aria-labelledby="docs-shares">
         <h2 id="docs-shares">Share links</h2>
         <p>
-          In <strong>Files</strong>, <strong>Share</strong> makes a link to a
-          file or folder for people without an account: choose when it expires,
-          an optional password and download limit, or make a folder a{" "}
+          In the <strong>Fileviewer</strong>, <strong>Share</strong> makes a
+          link to a file or folder for people without an account: choose when it
+          expires, an optional password and download limit, or make a folder a{" "}
           <strong>drop box</strong> that only takes uploads. The link is shown
           once, and can be mailed to recipients. <strong>Shared links</strong>{" "}
           lists your links with their downloads, and revokes one at once.

@@ -5,33 +5,60 @@ import {
   VictoryLegend,
   VictoryStack,
 } from "victory";
+import { monthTicks } from "./monthTicks.js";
 
-const COLOURS = {
+export const COLOURS = {
   sftp: "#3D37FF",
   ftp: "#26A69A",
   web: "#31CCEC",
   mail: "#FFBF1F",
 };
+const AXIS_TEXT = "#424242";
 
-/** A stacked bar per month over the last 12 months, one colour per protocol. */
+/**
+ * A stacked bar per month over the last 12 months, one colour per protocol.
+ * Narrow widths get tighter padding and fewer, stacked month labels. It is a
+ * picture only: the dashboard puts the same numbers in a table for screen readers.
+ */
 export default function TransfersChart({ series, width }) {
   const height = 300;
+  const narrow = width < 560;
+  const padding = narrow
+    ? { top: 40, bottom: 50, left: 40, right: 12 }
+    : { top: 40, bottom: 50, left: 50, right: 30 };
+  const months = series.length ? series[0].data.map((point) => point.x) : [];
+  const [format] = monthTicks(
+    months.length,
+    width - padding.left - padding.right - 40, // the bars' domain padding
+  );
   return (
     <div data-testid="transfers-chart">
-      <VictoryChart width={width} height={height} domainPadding={{ x: 20 }}>
+      <VictoryChart
+        width={width}
+        height={height}
+        padding={padding}
+        domainPadding={{ x: narrow ? 12 : 20 }}
+      >
         <VictoryLegend
-          x={50}
+          x={padding.left}
           y={0}
           orientation="horizontal"
+          gutter={narrow ? 12 : 20}
+          style={{ labels: { fontSize: narrow ? 11 : 12, fill: AXIS_TEXT } }}
           data={series.map((s) => ({
             name: s.name.toUpperCase(),
             symbol: { fill: COLOURS[s.name] || "#757575" },
           }))}
         />
-        <VictoryAxis style={{ tickLabels: { fontSize: 9, angle: -30 } }} />
+        <VictoryAxis
+          tickValues={months}
+          tickFormat={(t, i) => format(months[i] ?? t, i)}
+          style={{ tickLabels: { fontSize: 10, fill: AXIS_TEXT, padding: 6 } }}
+        />
         <VictoryAxis
           dependentAxis
           tickFormat={(t) => (Number.isInteger(t) ? t : "")}
+          style={{ tickLabels: { fontSize: 10, fill: AXIS_TEXT } }}
         />
         <VictoryStack>
           {series.map((s) => (

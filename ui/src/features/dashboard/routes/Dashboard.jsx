@@ -2,7 +2,11 @@ import { lazy, Suspense } from "react";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { errorText } from "../../../components/notifications.jsx";
 import { useOverview } from "../api/getOverview.js";
-import { LatestActivity, TopUsers } from "../components/Activity.jsx";
+import {
+  LatestActivity,
+  TopUsers,
+  TransfersTable,
+} from "../components/Activity.jsx";
 import { useDebouncedWidth } from "../components/useDebouncedWidth.js";
 
 const TransfersChart = lazy(() => import("../components/TransfersChart.jsx"));
@@ -44,13 +48,14 @@ export function Dashboard() {
       </section>
       <section className="card">
         <h2>File transfers</h2>
-        <div ref={box} className="chart-box">
+        <div ref={box} className="chart-box" aria-hidden="true">
           {width > 0 ? (
             <Suspense fallback={<p>Loading the chart…</p>}>
               <TransfersChart series={data.series} width={width} />
             </Suspense>
           ) : null}
         </div>
+        <TransfersTable series={data.series} />
       </section>
       <div className="grid-2">
         <LatestActivity logs={data.logs} />

@@ -1,11 +1,13 @@
 import { FileIcon, FolderIcon } from "../../../components/icons.jsx";
+import { MenuButton } from "../../../components/MenuButton.jsx";
 import { formatBytes, formatTime } from "../../../lib/format.js";
 
-function SortHeader({ label, name, sort, onSort }) {
+function SortHeader({ label, name, sort, onSort, className }) {
   const active = sort.key === name;
   return (
     <th
       scope="col"
+      className={className}
       aria-sort={active ? (sort.up ? "ascending" : "descending") : "none"}
     >
       <button
@@ -16,6 +18,88 @@ function SortHeader({ label, name, sort, onSort }) {
         <span aria-hidden="true">{active ? (sort.up ? "▲" : "▼") : ""}</span>
       </button>
     </th>
+  );
+}
+
+/** A file's name, or a folder's as a button that opens it: one line, cut with an
+ * ellipsis when it does not fit; the full name is its text (read by screen readers)
+ * and its tooltip. */
+function EntryName({ entry, onOpen }) {
+  if (entry.type === "dir")
+    return (
+      <button
+        className="link entry-name"
+        title={entry.name}
+        onClick={() => onOpen(entry)}
+      >
+        <FolderIcon />
+        <span className="ellipsis">{entry.name}</span>
+      </button>
+    );
+  return (
+    <span className="entry-name" title={entry.name}>
+      <FileIcon />
+      <span className="ellipsis">{entry.name}</span>
+    </span>
+  );
+}
+
+/** The actions a row offers: [label, refusal key, handler, extra class]. */
+function actionsOf(entry, { onDownload, onShare, onRename, onDelete }) {
+  return [
+    entry.type !== "dir"
+      ? ["Download", "download", () => onDownload(entry), ""]
+      : null,
+    ["Share", "share", () => onShare(entry), ""],
+    ["Rename", "rename", () => onRename(entry), ""],
+    ["Delete", "delete", () => onDelete(entry), "danger-text"],
+  ].filter(Boolean);
+}
+
+/** A button per action on wide screens; one "Actions" menu on phones (CSS picks one). */
+function RowActions({ entry, actions, refused }) {
+  return (
+    <>
+      <div className="row-actions inline-actions">
+        {actions.map(([label, key, run, extra]) => (
+          <button
+            key={key}
+            className={`flat small ${extra}`}
+            onClick={run}
+            aria-label={`${label} ${entry.name}`}
+            disabled={Boolean(refused[key])}
+            title={refused[key] || undefined}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      <MenuButton
+        boxClassName="menu-actions"
+        className="flat small"
+        label="Actions"
+        ariaLabel={`Actions for ${entry.name}`}
+        floating
+        items={(close) =>
+          actions.map(([label, key, run, extra]) => (
+            <button
+              key={key}
+              role="menuitem"
+              tabIndex={-1}
+              className={`flat ${extra}`}
+              disabled={Boolean(refused[key])}
+              title={refused[key] || undefined}
+              onClick={() => {
+                close(); // focus back on the Actions button: a dialog gives it back there
+                run();
+              }}
+            >
+              {label}
+            </button>
+          ))
+        }
+      />
+    </>
   );
 }
 
@@ -38,14 +122,21 @@ export function FileTable({
         <thead>
           <tr>
             <SortHeader label="Name" name="name" sort={sort} onSort={onSort} />
-            <SortHeader label="Size" name="size" sort={sort} onSort={onSort} />
+            <SortHeader
+              label="Size"
+              name="size"
+              sort={sort}
+              onSort={onSort}
+              className="size"
+            />
             <SortHeader
               label="Modified"
               name="modified"
               sort={sort}
               onSort={onSort}
+              className="modified"
             />
-            <th scope="col">
+            <th scope="col" className="actions-cell">
               <span className="visually-hidden">Actions</span>
             </th>
           </tr>
@@ -63,59 +154,27 @@ export function FileTable({
             entries.map((entry) => (
               <tr key={entry.name}>
                 <td className="name">
-                  {entry.type === "dir" ? (
-                    <button className="link" onClick={() => onOpen(entry)}>
-                      <FolderIcon />
-                      {entry.name}
-                    </button>
-                  ) : (
-                    <span>
-                      <FileIcon />
-                      {entry.name}
-                    </span>
-                  )}
+                  <EntryName entry={entry} onOpen={onOpen} />
+                  <span className="entry-meta">
+                    {entry.type === "dir" ? "Folder" : formatBytes(entry.size)}
+                    {entry.modified ? ` · ${formatTime(entry.modified)}` : ""}
+                  </span>
                 </td>
-                <td>{entry.type === "dir" ? "" : formatBytes(entry.size)}</td>
-                <td>{formatTime(entry.modified)}</td>
-                <td className="row-actions">
-                  {entry.type !== "dir" ? (
-                    <button
-                      className="flat small"
-                      onClick={() => onDownload(entry)}
-                      aria-label={`Download ${entry.name}`}
-                      disabled={Boolean(refused.download)}
-                      title={refused.download || undefined}
-                    >
-                      Download
-                    </button>
-                  ) : null}
-                  <button
-                    className="flat small"
-                    onClick={() => onShare(entry)}
-                    aria-label={`Share ${entry.name}`}
-                    disabled={Boolean(refused.share)}
-                    title={refused.share || undefined}
-                  >
-                    Share
-                  </button>
-                  <button
-                    className="flat small"
-                    onClick={() => onRename(entry)}
-                    aria-label={`Rename ${entry.name}`}
-                    disabled={Boolean(refused.rename)}
-                    title={refused.rename || undefined}
-                  >
-                    Rename
-                  </button>
-                  <button
-                    className="flat small danger-text"
-                    onClick={() => onDelete(entry)}
-                    aria-label={`Delete ${entry.name}`}
-                    disabled={Boolean(refused.delete)}
-                    title={refused.delete || undefined}
-                  >
-                    Delete
-                  </button>
+                <td className="size">
+                  {entry.type === "dir" ? "" : formatBytes(entry.size)}
+                </td>
+                <td className="modified">{formatTime(entry.modified)}</td>
+                <td className="actions-cell">
+                  <RowActions
+                    entry={entry}
+                    actions={actionsOf(entry, {
+                      onDownload,
+                      onShare,
+                      onRename,
+                      onDelete,
+                    })}
+                    refused={refused}
+                  />
                 </td>
               </tr>
             ))

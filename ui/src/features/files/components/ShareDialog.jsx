@@ -66,7 +66,16 @@ export function ShareDialog({ entry, path, onClose }) {
       <Dialog
         title={`Share ${entry.name}`}
         onClose={onClose}
-        actions={<button onClick={onClose}>Done</button>}
+        actions={
+          <>
+            <CopyButton
+              text={created.url}
+              label="Copy link"
+              className="secondary"
+            />
+            <button onClick={onClose}>Done</button>
+          </>
+        }
       >
         <p>
           Anyone with this link can{" "}
@@ -84,9 +93,6 @@ export function ShareDialog({ entry, path, onClose }) {
           {created.has_password ? ", with the password" : ""}. It is shown only
           now: copy it.
         </p>
-        <div className="actions">
-          <CopyButton text={created.url} label="Copy link" />
-        </div>
       </Dialog>
     );
   }

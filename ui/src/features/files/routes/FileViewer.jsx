@@ -20,7 +20,7 @@ import { UploadList } from "../components/UploadList.jsx";
 import { useUploads } from "../components/useUploads.js";
 
 export function FileViewer() {
-  usePageTitle("Files");
+  usePageTitle("Fileviewer"); // the side menu's word (console-spec §2)
   const notify = useNotify();
   const confirm = useConfirm();
   const [params, setParams] = useSearchParams();
@@ -115,7 +115,7 @@ export function FileViewer() {
     >
       <div className="page-header">
         <div>
-          <h1>Files</h1>
+          <h1>Fileviewer</h1>
           <nav className="breadcrumbs" aria-label="Folder">
             {crumbs(path).map(([label, target], i, all) => (
               <span key={target}>

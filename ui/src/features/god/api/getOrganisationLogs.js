@@ -5,7 +5,7 @@ import { queryKey } from "../../../lib/swr.js";
 export const organisationLogsKey = (id, params) =>
   queryKey(`god/organisations/${id}/logs/`, params);
 
-/** GET god/organisations/{id}/logs/?search=&action=&protocol=&username=&page=. */
+/** GET god/organisations/{id}/logs/?search=&action=&protocol=&username=&date_from=&date_to=&page=. */
 export const getOrganisationLogs = (id, params) =>
   api.get(`god/organisations/${id}/logs/`, params);
 

@@ -67,7 +67,7 @@ export function OrganisationList() {
           <button
             className="flat"
             disabled={measuring === o.id}
-            aria-label={`Measure the storage of ${o.name}`}
+            aria-label={`Measure storage of ${o.name}`}
             onClick={() => measureNow(o)}
           >
             {measuring === o.id ? "Measuring…" : "Measure storage"}

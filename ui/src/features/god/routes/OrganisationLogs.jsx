@@ -1,14 +1,15 @@
-import { useState } from "react";
 import { useParams } from "react-router";
-import { LogFilters } from "../../../components/logs/LogFilters.jsx";
+import {
+  LogFilters,
+  activeFilters,
+  useLogFilters,
+} from "../../../components/logs/LogFilters.jsx";
 import { LogTable } from "../../../components/logs/LogTable.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
 import { errorText } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useOrganisation } from "../api/getOrganisation.js";
 import { useOrganisationLogs } from "../api/getOrganisationLogs.js";
-
-const EMPTY = { search: "", action: "", protocol: "", username: "" };
 
 /** /admin/god/{pid}/logs: one organisation's log, for the operator. */
 export function OrganisationLogs() {
@@ -17,11 +18,8 @@ export function OrganisationLogs() {
   usePageTitle(
     organisation ? `Logs of ${organisation.name}` : "Organisation logs",
   );
-  const [filters, setFilters] = useState(EMPTY);
-  const [page, setPage] = useState(1);
-  const active = Object.fromEntries(
-    Object.entries(filters).filter(([, v]) => v.trim()),
-  );
+  const { filters, page, setFilters, setPage } = useLogFilters();
+  const active = activeFilters(filters);
   const { data, error } = useOrganisationLogs(pid, { ...active, page });
   return (
     <>
@@ -29,13 +27,7 @@ export function OrganisationLogs() {
         title={organisation ? `Logs of ${organisation.name}` : "Logs"}
         back={["/admin/god", "Organisations"]}
       />
-      <LogFilters
-        filters={filters}
-        onChange={(next) => {
-          setFilters(next);
-          setPage(1);
-        }}
-      />
+      <LogFilters filters={filters} onChange={setFilters} />
       <LogTable
         data={data}
         error={error ? errorText(error) : ""}

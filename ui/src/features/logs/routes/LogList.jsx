@@ -5,9 +5,9 @@ import { usePageTitle } from "../../../components/PageMeta.js";
 import { exportLogs } from "../api/exportLogs.js";
 import { useLogs } from "../api/getLogs.js";
 import {
-  EMPTY_FILTERS,
   LogFilters,
   activeFilters,
+  useLogFilters,
 } from "../../../components/logs/LogFilters.jsx";
 import { LogTable } from "../../../components/logs/LogTable.jsx";
 import { saveBlob } from "../../../lib/saveBlob.js";
@@ -15,8 +15,7 @@ import { saveBlob } from "../../../lib/saveBlob.js";
 export function LogList() {
   usePageTitle("Logs");
   const notify = useNotify();
-  const [filters, setFilters] = useState(EMPTY_FILTERS);
-  const [page, setPage] = useState(1);
+  const { filters, page, setFilters, setPage } = useLogFilters();
   const active = activeFilters(filters);
   const { data, error } = useLogs({ ...active, page });
   const [exporting, setExporting] = useState(false);
@@ -40,13 +39,7 @@ export function LogList() {
           Export CSV
         </button>
       </PageHeader>
-      <LogFilters
-        filters={filters}
-        onChange={(next) => {
-          setFilters(next);
-          setPage(1);
-        }}
-      />
+      <LogFilters filters={filters} onChange={setFilters} />
       <LogTable
         data={data}
         error={error ? errorText(error) : ""}

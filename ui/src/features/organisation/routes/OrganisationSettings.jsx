@@ -9,6 +9,7 @@ import { PageHeader } from "../../../components/lists.jsx";
 import { useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { COLOUR_PATTERN, DEFAULT_BRANDING } from "../../../config/brand.js";
+import { textOn } from "../../../lib/contrast.js";
 import { formatTime } from "../../../lib/format.js";
 import { useOrganisation } from "../api/getOrganisation.js";
 import { useUpdateOrganisation } from "../api/updateOrganisation.js";
@@ -21,6 +22,25 @@ const STATUS_TEXT = {
   payment_missing: "Payment missing: the portal is paused",
   deleted: "Deleted",
 };
+
+/**
+ * What the side menu's text will be on a branding colour, and a warning when the
+ * colour is a mid-tone that neither white nor the usual dark text reads well on
+ * (WCAG 4.5:1): the menu then falls back to black, and its highlights show little.
+ */
+export function colourContrast(value) {
+  const { text, ratio, poor } = textOn(value);
+  const ink =
+    text === "#FFFFFF" ? "white" : text === "#000000" ? "black" : "dark";
+  const shown = `${Math.floor(ratio * 10) / 10}:1`;
+  return {
+    text,
+    note: `The menu's text will be ${ink} on it (contrast ${shown}).`,
+    warning: poor
+      ? `Poor contrast: neither white nor dark text reads well on this colour (the menu falls back to black at ${shown}). A darker or lighter colour is easier to read.`
+      : null,
+  };
+}
 
 /** A colour as #RRGGBB or empty; anything else is a field error before anything is sent. */
 export function colourError(value) {
@@ -73,6 +93,8 @@ function SettingsForm({ organisation }) {
   });
   const colour = form.values.branding_colour;
   const problem = colourError(colour);
+  const shown = problem || !colour ? DEFAULT_BRANDING.mainColour : colour;
+  const contrast = colourContrast(shown);
   const save = form.submit(async (values) => {
     const wrong = colourError(values.branding_colour);
     if (wrong) {
@@ -114,6 +136,7 @@ function SettingsForm({ organisation }) {
           <input
             id="branding-colour-text"
             name="branding_colour"
+            aria-describedby="branding-colour-help"
             value={colour}
             placeholder="#1E1E1E"
             maxLength={7}
@@ -127,15 +150,21 @@ function SettingsForm({ organisation }) {
           <span
             className="swatch"
             aria-hidden="true"
-            style={{
-              background:
-                problem || !colour ? DEFAULT_BRANDING.mainColour : colour,
-            }}
-          />
+            data-testid="colour-preview"
+            style={{ background: shown, color: contrast.text }}
+          >
+            Aa
+          </span>
         </div>
-        <small className="help">
-          The side menu's background, as #RRGGBB. Empty: the default.
+        <small className="help" id="branding-colour-help">
+          The side menu's background, as #RRGGBB. Empty: the default.{" "}
+          {contrast.note}
         </small>
+        {contrast.warning && !problem ? (
+          <span className="help warning" role="status">
+            {contrast.warning}
+          </span>
+        ) : null}
         {problem || form.errors.branding_colour ? (
           <span className="field-error" role="alert">
             {problem || form.errors.branding_colour.join(" ")}
