@@ -39,6 +39,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -245,7 +246,11 @@ class Paramiko(Client):
 class AsyncSSH(Client):
     def __init__(self, *args):
         super().__init__(*args)
+        # its own loop in its own thread: Playwright's sync API (the e2e tests, earlier in
+        # the same run) leaves a loop running in this one, where run_until_complete fails
         self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
         import asyncssh
 
         self.conn = self.run(
@@ -256,12 +261,14 @@ class AsyncSSH(Client):
         self.sftp = self.run(self.conn.start_sftp_client())
 
     def run(self, coroutine):
-        return self.loop.run_until_complete(asyncio.wait_for(coroutine, TIMEOUT))
+        return asyncio.run_coroutine_threadsafe(asyncio.wait_for(coroutine, TIMEOUT), self.loop).result()
 
     def close(self):
         self.sftp.exit()
         self.conn.close()
         self.run(self.conn.wait_closed())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(TIMEOUT)
         self.loop.close()
 
     def put(self, local, remote):
