@@ -14,7 +14,6 @@ import struct
 import threading
 
 import paramiko
-import pytest
 from paramiko.common import cMSG_SERVICE_REQUEST, cMSG_USERAUTH_REQUEST
 
 from ..helpers import wait_for
@@ -201,13 +200,15 @@ def test_a_client_that_floods_reads_and_never_reads_the_replies_is_paused_by_its
 
 def test_a_packet_over_64_kib_before_sign_in_ends_the_connection_with_the_reason(daemon, caplog):
     """A packet is buffered whole before it is read: before sign-in none may exceed
-    64 KiB (a key exchange or a sign-in with a key takes a few KiB)."""
+    64 KiB (a key exchange or a sign-in with a key takes a few KiB), whether it arrives
+    in pieces or whole in one read (the second was let through: a flaky test)."""
     sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
     with paramiko.Transport(sock) as transport, caplog.at_level(logging.INFO, logger="paramiko.transport"):
         transport.start_client(timeout=TIMEOUT)  # the key exchange, not the sign-in
         transport.send_ignore(100_000)
-        with pytest.raises(paramiko.SSHException):
-            transport.auth_password("nobody", "not-the-password")
+        # paramiko's reader logs the DISCONNECT and ends the transport; sending anything
+        # more could meet the closed socket first (EOFError, the reason never read)
+        wait_for(lambda: not transport.is_active(), timeout=TIMEOUT)
     assert "packet too large: at most 65536 bytes before sign-in" in caplog.text
 
 

@@ -188,8 +188,11 @@ def swapper(home: Path, target: Path, stop: threading.Event, swaps: list) -> thr
     """Swap home/docs between the real folder and a link to outside, as fast as possible.
 
     Each step stands alone, so a request that made or removed something meanwhile
-    cannot wedge the loop; the real folder always comes back."""
+    cannot wedge the loop; the real folder always comes back. A request may make a new
+    docs folder while the real one is away (mkdir with parents, an upload): that one
+    is moved aside, or the swaps would stop there for the rest of the test."""
     docs, real = home / "docs", home / "docs-real"
+    strays = iter(range(1_000_000))
 
     def run():
         while not stop.is_set():
@@ -206,6 +209,8 @@ def swapper(home: Path, target: Path, stop: threading.Event, swaps: list) -> thr
             try:
                 if docs.is_symlink():
                     os.unlink(docs)
+                elif real.exists() and docs.exists():  # made by a request meanwhile
+                    os.rename(docs, home / f"docs-stray-{next(strays)}")
                 os.rename(real, docs)
             except OSError:
                 pass

@@ -352,12 +352,15 @@ class PacketTransport(transport.SSHServerTransport):
         limit = self.receive_limit
         if limit is not None and not self._failed and self._inbuf is not None:
             if len(self._inbuf) - self._inpos > limit:
-                self._failed = True
-                self._inbuf = None
-                self.sendDisconnect(
-                    transport.DISCONNECT_PROTOCOL_ERROR,
-                    b"packet too large: at most %d bytes before sign-in" % limit,
-                )
+                self._too_large(limit)
+
+    def _too_large(self, limit: int) -> None:
+        self._failed = True
+        self._inbuf = None
+        self.sendDisconnect(
+            transport.DISCONNECT_PROTOCOL_ERROR,
+            b"packet too large: at most %d bytes before sign-in" % limit,
+        )
 
     def _append(self, data: bytes) -> None:
         buf = self._inbuf
@@ -386,6 +389,11 @@ class PacketTransport(transport.SSHServerTransport):
                     self.sendDisconnect(reason, str(e).encode())
                     return
                 if body is None:
+                    return
+                limit = self.receive_limit
+                if limit is not None and used > limit:  # it came whole in one read: as refused
+                    del body
+                    self._too_large(limit)
                     return
                 kind = body[start]
                 payload = bytes(body[start + 1 : stop])
