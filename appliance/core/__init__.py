@@ -9,6 +9,7 @@ from ..config import Settings
 from ..mail.outbound import Mailer
 from ..store import Store
 from ..threads import Threads
+from .access import AccessPolicy
 from .accounts import Accounts
 from .api_tokens import ApiTokens
 from .audit import AuditLog
@@ -37,6 +38,7 @@ from .profile_admin import ProfileAdmin
 from .ratelimit import RateLimiter
 from .sessions import Sessions
 from .shares import Shares
+from .signin import SignIn
 from .source_admin import SourceAdmin
 from .storage import StorageUsage
 from .throttle import LoginThrottle
@@ -55,6 +57,8 @@ class Core:
     audit: AuditLog
     passwords: Passwords
     auth: AuthService
+    access: AccessPolicy
+    signin: SignIn
     organisations: Organisations
     organisation_settings: OrganisationSettings
     profiles: Profiles
@@ -117,13 +121,15 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
     auth = AuthService(store, passwords, audit, throttle, reactor)
+    policy = AccessPolicy(store, reactor)
     allow_loopback = settings.sources.allow_loopback
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)
     identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback, destinations)
     s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor, threads, destinations)
-    open_sessions = OpenSessions(store, connections, audit, reactor)
+    open_sessions = OpenSessions(store, connections, audit, reactor, policy=policy)
+    sessions = Sessions(store, data_dir.token_secret(), reactor, policy)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
@@ -136,27 +142,39 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         audit=audit,
         passwords=passwords,
         auth=auth,
+        access=policy,
+        signin=SignIn(store, auth, policy, passwords, files, connections, sessions, audit),
         organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor, folders),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
         mailboxes=MailboxService(
-            store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics, destinations
+            store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics, destinations, policy
         ),
         jobs=Jobs(store, audit, reactor),
         connections=connections,
         open_sessions=open_sessions,
         metrics=metrics,
-        sessions=Sessions(store, data_dir.token_secret(), reactor),
+        sessions=sessions,
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
-        api_tokens=ApiTokens(store, reactor),
+        api_tokens=ApiTokens(store, reactor, policy),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
-            store, files, auth, passwords, audit, mailer, data_dir.token_secret(), accounts.console_url, reactor, limits
+            store,
+            files,
+            auth,
+            passwords,
+            audit,
+            mailer,
+            data_dir.token_secret(),
+            accounts.console_url,
+            reactor,
+            limits,
+            policy,
         ),
         uploads=ResumableUploads(
             store,

@@ -121,7 +121,7 @@ def test_a_deactivated_profiles_open_session_is_ended_with_the_reason(daemon, tm
         stderr = raw.process.stderr.read().decode(errors="replace")
     finally:
         raw.close()
-    assert "Your account was deactivated by an administrator." in stderr, stderr
+    assert "This account is disabled. Ask your administrator to enable it." in stderr, stderr
     assert list(home.iterdir()) == []
     # and it cannot come back
     result = sftp(daemon, "sftp-leaver", PASSWORD, "ls", tmp_path)

@@ -40,8 +40,8 @@ from zope.interface import implementer
 
 from ...errors import ApplianceError, NotFound, Unavailable
 from ...threads import spawn
+from ..credentials import PeerCredentials
 from .errors import DataConnectionFailed, TransferAborted, ftp_reply
-from .login import PeerCredentials
 from .transfer import (
     DataChannelFactory,
     MemoryReader,
@@ -231,11 +231,11 @@ class FTPSession(ftp.FTP):
         except (AttributeError, OSError):
             pass
         address = self._peer_host()
-        # A banned address costs no password check: refused as it connects.
-        refusal = self.banned(address) if self.banned is not None else None
-        if refusal is None and self.connections is not None:
+        # the core's admission (core.signin.admit): a banned address costs no password check
+        refusal = None
+        if self.connections is not None:
             try:
-                self._ticket = self.connections.open(address, "ftp", drop=self._evicted, end=self._ended)
+                self._ticket = self.connections.admit(address, "ftp", drop=self._evicted, end=self._ended)
             except ApplianceError as e:
                 refusal = str(e)
         if refusal is not None:
@@ -461,9 +461,8 @@ class FTPSession(ftp.FTP):
         self.state = self.UNAUTH
         address = self._peer_host()
         try:
-            _interface, shell, logout = await self.portal.login(
-                PeerCredentials(username, password, address, encrypted=self._tls is not None), address, ftp.IFTPShell
-            )
+            credentials = PeerCredentials(username, password, address, self._tls is not None, self._ticket)
+            _interface, shell, logout = await self.portal.login(credentials, address, ftp.IFTPShell)
         except ApplianceError as e:
             if isinstance(e, Unavailable):  # not the password's fault (a full data disk): say so, not 530
                 self.reply_code(421, str(e))
@@ -483,9 +482,7 @@ class FTPSession(ftp.FTP):
         self.logout = logout
         self.cwd = "/"
         self.state = self.AUTHED
-        self._end_grace()
-        if self._ticket is not None:
-            self._ticket.authenticated(shell.session, encrypted=self._tls is not None)
+        self._end_grace()  # the core's sign-in marked the ticket signed in
         return 230, f"Signed in as {username}."
 
     # -- FTPS (RFC 4217) ---------------------------------------------------------------------

@@ -14,10 +14,9 @@ from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from ...core.auth import organisation_refusal
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...core.files.tree import split_path, virtual
-from ...errors import Invalid, PermissionDenied
+from ...errors import Invalid
 from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
@@ -267,9 +266,6 @@ class FilesApi(Resource):
         path = virtual(split_path(self._path(request)))
         signed_in = await authenticate(self.core, request, scope="files") if bearer(request) else None
         account = await self.core.sessions.download_account(access, path, signed_in)
-        refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(self.core.reactor.seconds(), UTC))
-        if refusal is not None:
-            raise PermissionDenied(refusal)
         return await self.core.files.session(account, "web", client_address(request))
 
     @app.route("/download-link/", methods=["POST"])

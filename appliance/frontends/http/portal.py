@@ -97,22 +97,21 @@ class PortalApi(Resource):
     @app.route("/token/", methods=["POST"])
     async def token(self, request):
         fields = required(read_json(request), "username", "password")
-        account = await self.core.auth.login(
+        live = await self.core.signin.sign_in(
             fields["username"],
             protocol="web",
             address=client_address(request),
             password=fields["password"],
             encrypted=request.isSecure(),
         )
-        tokens = await self.core.sessions.issue(account.profile.id)
-        return reply(request, {**tokens, **user_fields(account.profile)})
+        return reply(request, {**live.tokens, **user_fields(live.account.profile)})
 
     @app.route("/token/refresh/", methods=["POST"])
     async def refresh(self, request):
         token = read_json(request).get("refresh")
         if not isinstance(token, str) or not token:
             raise Invalid("A refresh token is required.", {"refresh": ["This field is required."]})
-        return reply(request, await self.core.sessions.refresh(token, client_address(request)))
+        return reply(request, await self.core.sessions.refresh(token, client_address(request), request.isSecure()))
 
     @app.route("/token/logout/", methods=["POST"])
     async def logout(self, request):
@@ -166,11 +165,8 @@ class PortalApi(Resource):
                 fields["organisation"], fields["username"], fields["email"], fields["password"]
             )
         # the session it opens is the admin's first sign-in: last login set, audited
-        account = await self.core.auth.first_sign_in(
-            created.profile_id, protocol="web", address=client_address(request)
-        )
-        tokens = await self.core.sessions.issue(account.profile.id)
-        return reply(request, {**tokens, **user_fields(account.profile)}, 201)
+        live = await self.core.signin.first_sign_in(created.profile_id, address=client_address(request))
+        return reply(request, {**live.tokens, **user_fields(live.account.profile)}, 201)
 
     # -- dashboard ----------------------------------------------------------------------
 

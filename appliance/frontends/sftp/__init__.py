@@ -1,9 +1,10 @@
 """The SFTP front end: twisted.conch over the core.
 
 `sftp_factory(core)` is what the composition root listens with. The pieces:
-this module (transport: algorithms, limits, login grace; user-auth service:
-the client's address, refusal messages as banners), login.py (the checker
-over core.auth.login, the realm, the session that serves only SFTP), server.py
+this module (transport: admission through core.signin, algorithms, limits,
+login grace; user-auth service: the client's address and ticket, refusal messages
+as banners), login.py (the avatar over the shared cred adapter, the session that
+serves only SFTP), server.py
 (ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
 one mapping of core errors to SFTP status codes), transport.py and packets.py
 (the SSH layers under SFTP: AES-GCM and EtM MACs, packet framing, channel
@@ -22,7 +23,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...core.auth import BAD_CREDENTIALS
-from ...errors import AuthenticationFailed, PermissionDenied, Unavailable
+from ...errors import ApplianceError, AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .server import SftpProtocol
 from .transport import LEGACY_CIPHERS, LEGACY_MACS, MODERN_CIPHERS, MODERN_MACS, Connection, PacketTransport
@@ -63,16 +64,14 @@ class ApplianceTransport(PacketTransport):
     def connectionMade(self):
         core = self.factory.core
         address = self.address
-        refusal = core.auth.banned(address)
-        reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT
-        if refusal is None:
-            try:
-                self.ticket = core.connections.open(address, "sftp", drop=self._evicted, end=self._ended)
-            except PermissionDenied as e:
-                refusal, reason = e.message, ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
-        if refusal is not None:
-            log.info("SFTP connection from {address} refused: {why}", address=address, why=refusal)
-            self._refuse(reason, refusal, core.reactor)
+        try:
+            self.ticket = core.signin.admit(address, "sftp", drop=self._evicted, end=self._ended)
+        except ApplianceError as e:
+            reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT  # banned
+            if isinstance(e, PermissionDenied):
+                reason = ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
+            log.info("SFTP connection from {address} refused: {why}", address=address, why=e.message)
+            self._refuse(reason, e.message, core.reactor)
             return
         self.clock = core.reactor
         self.transport.setTcpNoDelay(True)  # otherwise Nagle stalls the request/reply rhythm
@@ -138,8 +137,6 @@ class ApplianceTransport(PacketTransport):
         if self._grace is not None and self._grace.active():
             self._grace.cancel()
         self._grace = None
-        if self.ticket is not None:
-            self.ticket.authenticated(getattr(self.avatar, "files", None))
 
     def receiveError(self, reasonCode, description):
         # A client disconnecting normally is not an error worth a line at error level.
@@ -157,18 +154,20 @@ class ApplianceTransport(PacketTransport):
 
 
 class _AddressPortal:
-    """The factory's portal, telling the checker and realm where the client is."""
+    """The factory's portal, telling the checker where the client is and which
+    connection (its ticket, which the core's sign-in marks signed in)."""
 
-    def __init__(self, portal, address: str):
+    def __init__(self, portal, transport):
         self._portal = portal
-        self._address = address
+        self._transport = transport
 
     def listCredentialsInterfaces(self):
         return self._portal.listCredentialsInterfaces()
 
     def login(self, credentials, mind, *interfaces):
-        credentials.address = self._address
-        return self._portal.login(credentials, self._address, *interfaces)
+        credentials.address = self._transport.address
+        credentials.ticket = self._transport.ticket
+        return self._portal.login(credentials, credentials.address, *interfaces)
 
 
 class ApplianceUserAuth(userauth.SSHUserAuthServer):
@@ -182,7 +181,7 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
 
     def serviceStarted(self):
         super().serviceStarted()
-        self.portal = _AddressPortal(self.transport.factory.portal, self.transport.address)
+        self.portal = _AddressPortal(self.transport.factory.portal, self.transport)
         self._checking = False
         self._waiting: list[bytes] = []
 
