@@ -17,8 +17,8 @@ import itertools
 import logging
 import ssl
 from dataclasses import dataclass
-from urllib.parse import parse_qs, urlsplit
 from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import paramiko
 import pytest
