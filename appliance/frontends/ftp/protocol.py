@@ -231,11 +231,11 @@ class FTPSession(ftp.FTP):
         except (AttributeError, OSError):
             pass
         address = self._peer_host()
-        # the core's admission (core.signin.admit): a banned address costs no password check
-        refusal = None
-        if self.connections is not None:
+        # A banned address costs no password check: refused as it connects.
+        refusal = self.banned(address) if self.banned is not None else None
+        if refusal is None and self.connections is not None:
             try:
-                self._ticket = self.connections.admit(address, "ftp", drop=self._evicted, end=self._ended)
+                self._ticket = self.connections.open(address, "ftp", drop=self._evicted, end=self._ended)
             except ApplianceError as e:
                 refusal = str(e)
         if refusal is not None:
