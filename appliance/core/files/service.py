@@ -41,6 +41,7 @@ class FilesService:
         self.s3 = s3  # storage.s3 S3Sources: the clients of S3 sources (None: not available)
         self._audit = audit
         self._quotas = quotas
+        self._data_dir = Path(data_dir)
         self.local = LocalSources(threads, data_dir)
         kinds = {"local": self.local}
         if remote is not None:
