@@ -468,6 +468,8 @@ class Transfer:
 class MemoryReader:
     """A Reader over bytes already in memory (a directory listing)."""
 
+    socket_sender = None  # no socket fast path: sent through the reactor
+
     def __init__(self, data: bytes):
         self._data = data
         self.size = len(data)
