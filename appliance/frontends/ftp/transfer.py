@@ -21,8 +21,7 @@ from twisted.protocols.tls import TLSMemoryBIOFactory, TLSMemoryBIOProtocol
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from ...core.files import Reader, Writer
-from ...core.files.handles import SocketError
+from ...core.files import Reader, SocketError, Writer
 from ...threads import as_deferred
 from .errors import DataConnectionFailed
 
@@ -469,6 +468,8 @@ class Transfer:
 class MemoryReader:
     """A Reader over bytes already in memory (a directory listing)."""
 
+    socket_sender = None  # no socket fast path: sent through the reactor
+
     def __init__(self, data: bytes):
         self._data = data
         self.size = len(data)
@@ -525,13 +526,16 @@ class ReadFile:
         """Send with sendfile(2) (file to socket in the kernel, from the reactor or
         a transfer thread: the core decides) when the data connection is plain
         TCP and the file a local one; False: send through the reactor's reads."""
-        send = getattr(self.reader, "send_socket", None)
-        fd = channel.socket_fd() if send is not None else None
-        stop = self.reader.socket_slot() if fd is not None else None
+        sender = self.reader.socket_sender  # the storage's declared fast path, or None
+        fd = channel.socket_fd() if sender is not None else None
+        stop = sender.socket_slot() if fd is not None else None
         if stop is None:
             return False
         channel.hand_over(stop)
-        self.sent += await channel.run_handed_over("download", send, fd, offset, stop, progress or (lambda: None))
+        moved = await channel.run_handed_over(
+            "download", sender.send_socket, fd, offset, stop, progress or (lambda: None)
+        )
+        self.sent += moved
         return True
 
     def pauseProducing(self):
@@ -608,11 +612,12 @@ class UploadConsumer:
         """Receive the upload on a transfer thread (splice(2): socket to file in the
         kernel) when the data connection is plain TCP, the file a local one and a
         transfer thread is free; False: attach the channel as usual."""
-        receive = getattr(self._writer, "receive_socket", None)
-        fd = channel.socket_fd() if receive is not None else None
+        receiver = self._writer.socket_receiver  # the storage's declared fast path, or None
+        fd = channel.socket_fd() if receiver is not None else None
         if fd is None:
             return False
-        stop = self._writer.socket_slot()
+        receive = receiver.receive_socket
+        stop = receiver.socket_slot()
         if stop is None:
             return False
         self.registerProducer(channel, True)
