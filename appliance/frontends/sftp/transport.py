@@ -6,7 +6,8 @@
   AES-GCM alone to clients that can take it (see `ssh_KEXINIT`).
 - `Connection`: channel data handed on with one copy instead of three.
 - `BufferedChannel`: a channel that gathers what is written in one reactor
-  turn and sends it in packets as large as the peer allows. An SFTP read
+  turn and sends it in packets as large as the peer allows (to a paramiko client
+  on a fast link, less than its whole window: see compat.py). An SFTP read
   reply (13 bytes of header and 32 KiB of data, OpenSSH's default) no longer
   costs two SSH packets, one of them tiny.
 
@@ -32,6 +33,7 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
+from .compat import round_trip, unread_allowance
 from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
 
 log = Logger()
@@ -508,6 +510,17 @@ class BufferedChannel(channel.SSHChannel):
         self._flush_pending = False
         self._when_drained: list = []
         self._backlog = 0  # bytes received that the consumer has not released yet
+        self._held_back = 0  # of the peer's window, what is left unused (see compat.py)
+
+    def channelOpen(self, specificData):
+        transport = self.conn.transport
+        handle = transport.transport.getHandle() if transport.transport is not None else None
+        allowance = unread_allowance(
+            transport.otherVersionString or b"", self.remoteWindowLeft, round_trip(handle) if handle else None
+        )
+        if allowance is not None:
+            self._held_back = self.remoteWindowLeft - allowance
+        super().channelOpen(specificData)
 
     # ---- input
 
@@ -568,8 +581,8 @@ class BufferedChannel(channel.SSHChannel):
         out = self._out
         if not getattr(self.conn.transport, "output_open", True):
             return  # kept (and counted in `unsent`) until the transport calls resume_output
-        while self._out_size and self.remoteWindowLeft > 0 and not self.localClosed:
-            size = min(self._out_size, most, self.remoteWindowLeft)
+        while self._out_size and self.remoteWindowLeft > self._held_back and not self.localClosed:
+            size = min(self._out_size, most, self.remoteWindowLeft - self._held_back)
             if whole_packets and size < most:
                 break
             parts, taken = [], 0
