@@ -21,7 +21,7 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 from twisted.mail import smtp
 
-from ..core.validation import control_characters
+from ..text import control_characters
 from ..netcheck import Destinations
 from ..threads import spawn
 
