@@ -35,6 +35,14 @@ from twisted.logger import Logger
 
 from .compat import round_trip, unread_allowance
 from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
+from .twisted_private import (
+    connection_log,
+    held_for_key_exchange,
+    key_exchange_idle,
+    nothing_unsent,
+    unsent_bytes,
+    write_side_closed,
+)
 
 log = Logger()
 
@@ -101,7 +109,7 @@ class PacketTransport(transport.SSHServerTransport):
         bufferSize): past SEND_BUFFER_LIMIT (the client is not reading), read nothing more
         from it, and let the channels keep their output, until it has drained."""
         tcp = self.transport
-        if not self._socket_full and len(tcp.dataBuffer) - tcp.offset + tcp._tempDataLen >= SEND_BUFFER_LIMIT:
+        if not self._socket_full and unsent_bytes(tcp) >= SEND_BUFFER_LIMIT:
             self._socket_full = True
             tcp.pauseProducing()
 
@@ -123,7 +131,7 @@ class PacketTransport(transport.SSHServerTransport):
     def output_open(self) -> bool:
         """Whether channel data may be sent now: not while the socket's buffer is full,
         nor during a key exchange (conch would queue it in memory, without bound)."""
-        return not self._socket_full and self._keyExchangeState == self._KEY_EXCHANGE_NONE
+        return not self._socket_full and key_exchange_idle(self)
 
     def _output_reopened(self) -> None:
         reopened = getattr(self.service, "output_reopened", None)
@@ -149,7 +157,7 @@ class PacketTransport(transport.SSHServerTransport):
 
     def _kexinit_timeout(self) -> None:
         self._kexinit_wait = None
-        if not self._first_offer_made and self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+        if not self._first_offer_made and key_exchange_idle(self):
             self._first_offer_made = True  # a client waiting for us: offer everything
             self.sendKexInit()
 
@@ -174,7 +182,7 @@ class PacketTransport(transport.SSHServerTransport):
             if self._kexinit_wait is not None and self._kexinit_wait.active():
                 self._kexinit_wait.cancel()
             self._kexinit_wait = None
-            if self._keyExchangeState == self._KEY_EXCHANGE_NONE:  # ours not sent yet: choose the offer
+            if key_exchange_idle(self):  # ours not sent yet: choose the offer
                 if lists is not None:
                     self.supportedCiphers, self.supportedMACs = self._offer(lists)
                 # sent before negotiating, so that a client with nothing in common
@@ -257,7 +265,7 @@ class PacketTransport(transport.SSHServerTransport):
             self.incomingPacketSequence = 0  # after every NEWKEYS, in both directions
         self._initial_kex = False
         super().ssh_NEWKEYS(packet)
-        if self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+        if key_exchange_idle(self):
             self._output_reopened()  # channel output kept during the key exchange goes out
 
     def _ciphers(self) -> PacketCiphers:
@@ -273,8 +281,7 @@ class PacketTransport(transport.SSHServerTransport):
 
     def send_parts(self, messageType: int, parts) -> None:
         """Send one packet whose payload is the concatenation of `parts` (bytes or memoryviews)."""
-        if self._keyExchangeState != self._KEY_EXCHANGE_NONE and not self._allowedKeyExchangeMessageType(messageType):
-            self._blockedByKeyExchange.append((messageType, b"".join(parts)))
+        if held_for_key_exchange(self, messageType, parts):
             return
         seq = self.outgoingPacketSequence
         sealed = self._ciphers().out.seal(seq, [_TYPE[messageType], *parts])
@@ -300,11 +307,11 @@ class PacketTransport(transport.SSHServerTransport):
         anything while it has, goes through Twisted's buffer."""
         tcp = self.transport
         try:
-            idle = not tcp._tempDataLen and tcp.offset == len(tcp.dataBuffer) and tcp.connected
+            idle = nothing_unsent(tcp)
             sock = tcp.socket
         except AttributeError:  # not Twisted's TCP transport (a test's): its own write
             idle = False
-        if not idle or tcp.disconnecting or tcp._writeDisconnected:
+        if not idle or tcp.disconnecting or write_side_closed(tcp):
             tcp.writeSequence(pieces)
             return
         while pieces:
@@ -477,7 +484,7 @@ class Connection(connection.SSHConnection):
         local, size = _TWO_U32.unpack_from(packet)
         chan = self.channels[local]
         if size > chan.localWindowLeft or size > chan.localMaxPacket or len(packet) < 8 + size:
-            self._log.error("too much data")
+            connection_log(self).error("too much data")
             self.sendClose(chan)
             return
         chan.localWindowLeft -= size
