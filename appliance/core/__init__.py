@@ -120,7 +120,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     audit = AuditLog(store, metrics)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
-    auth = AuthService(store, passwords, audit, throttle, reactor)
+    auth = AuthService(store, audit, throttle, reactor)
     policy = AccessPolicy(store, reactor)
     allow_loopback = settings.sources.allow_loopback
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)

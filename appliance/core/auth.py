@@ -17,7 +17,6 @@ from ..models import LogEntry, Profile
 from ..store import Store, queries
 from .access import Account
 from .audit import AuditLog, clean
-from .passwords import Passwords
 from .throttle import Ban, LoginThrottle, Target
 
 __all__ = ["Account", "AuthService"]  # Account: where the core's modules have always found it
@@ -94,9 +93,8 @@ def ban_view(ban: Ban, org_id: int | None) -> BanView:
 
 
 class AuthService:
-    def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, throttle: LoginThrottle, clock):
+    def __init__(self, store: Store, audit: AuditLog, throttle: LoginThrottle, clock):
         self._store = store
-        self._passwords = passwords
         self._audit = audit
         self._throttle = throttle
         self._clock = clock

@@ -72,8 +72,6 @@ class SignIn:
         self._auth.refuse_if_banned(address)
         return self._connections.open(address, protocol, drop=drop, end=end)
 
-    open = admit  # ConnectionLimits.open's interface: a front end given either admits the same way
-
     async def accepts_key(self, username: str, blob: bytes) -> bool:
         """Whether `blob` is one of the profile's keys (SSH's "may I use this key?")."""
         return await self._auth.accepts_key(username, blob)

@@ -27,7 +27,7 @@ def ftp_factory(core) -> FTPFactory:
         idle_timeout=settings.ftp.idle_timeout,
         transfer_timeout=settings.ftp.transfer_timeout,
         masquerade=masquerade,
-        connections=core.signin,  # the core's admission (signin.admit): bans, then connection limits
+        admission=core.signin,  # bans, then connection limits
         tls=core.tls,
         require_tls=settings.ftp.require_tls,
         login_grace=settings.ftp.login_grace_time,

@@ -60,8 +60,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
     clock = None
     masquerade: str | None = None
     transfer_timeout = 300
-    banned = None  # address -> why it is refused now, or None (core.auth.banned)
-    connections = None  # core.connections: limits per address and while signing in
+    admission = None  # core.signin: admit(address, protocol, drop=, end=) -> ticket, or ApplianceError
     tls = None  # the appliance's TLS context factory (core.tls), or None: no AUTH TLS
     require_tls = False  # [ftp] require_tls: no USER before AUTH TLS
     login_grace = 60  # [ftp] login_grace_time: seconds to sign in before 421 and the connection closed
@@ -266,16 +265,14 @@ class FTPFactory(ftp.FTPFactory):
         idle_timeout: int,
         transfer_timeout: int,
         masquerade: str | None,
-        banned=None,
-        connections=None,
+        admission=None,
         tls=None,
         require_tls: bool = False,
         login_grace: int = 60,
     ):
         super().__init__(portal)
         self.login_grace = login_grace
-        self.banned = banned
-        self.connections = connections
+        self.admission = admission
         self.reactor = reactor
         self.passivePortRange = passive_ports
         self.timeOut = idle_timeout
@@ -291,8 +288,7 @@ class FTPFactory(ftp.FTPFactory):
             session.clock = self.reactor
             session.transfer_timeout = self.transfer_timeout
             session.masquerade = self.masquerade
-            session.banned = self.banned
-            session.connections = self.connections
+            session.admission = self.admission
             session.tls = self.tls
             session.require_tls = self.require_tls
             session.login_grace = self.login_grace

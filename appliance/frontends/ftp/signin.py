@@ -71,11 +71,11 @@ class SignIn:
         except (AttributeError, OSError):
             pass
         address = self._peer_host()
-        # A banned address costs no password check: refused as it connects.
-        refusal = self.banned(address) if self.banned is not None else None
-        if refusal is None and self.connections is not None:
+        # A banned address costs no password check: refused as it connects (core.signin.admit).
+        refusal = None
+        if self.admission is not None:
             try:
-                self._ticket = self.connections.open(address, "ftp", drop=self._evicted, end=self._ended)
+                self._ticket = self.admission.admit(address, "ftp", drop=self._evicted, end=self._ended)
             except ApplianceError as e:
                 refusal = str(e)
         if refusal is not None:
