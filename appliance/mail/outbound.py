@@ -22,7 +22,7 @@ from twisted.logger import Logger
 from twisted.mail import smtp
 
 from ..core.netcheck import Destinations
-from ..core.validation import control_characters
+from ..text import control_characters
 from ..threads import spawn
 
 log = Logger()
