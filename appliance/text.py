@@ -1,5 +1,4 @@
-"""Checks on text that every layer shares: the config, the core, mail and storage
-(a neutral module below them all, so none of them imports another for it)."""
+"""Checks on text that every layer shares (below the config, the core, mail and the storage backends)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,11 @@ from pathlib import Path
 
 from ..config import Settings
 from ..mail.outbound import Mailer
+from ..netcheck import Destinations
+from ..storage.s3.client import S3Sources
+from ..storage.s3.credentials import WebIdentities
+from ..storage.sealed import SealedSecrets
+from ..storage.sftp.client import RemoteSources
 from ..store import Store
 from ..threads import Threads
 from .accounts import Accounts
@@ -20,18 +25,13 @@ from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
-from .files.remote_s3 import S3Sources
-from .files.remote_sftp import RemoteSources
 from .files.resumable import ResumableUploads
-from .files.s3_credentials import WebIdentities
-from .files.sealed import SealedSecrets
 from .health import Health
 from .jobs import Jobs
 from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
-from .netcheck import Destinations
 from .open_sessions import OpenSessions
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
@@ -39,7 +39,7 @@ from .profile_admin import ProfileAdmin
 from .ratelimit import RateLimiter
 from .sessions import Sessions
 from .shares import Shares
-from .source_admin import SourceAdmin
+from .source_admin import SavedSignIns, SourceAdmin
 from .storage import StorageUsage
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
@@ -138,7 +138,9 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     auth = AuthService(store, passwords, audit, throttle, reactor)
     allow_loopback = settings.sources.allow_loopback
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)
-    identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback, destinations)
+    identities = WebIdentities(
+        reactor, SavedSignIns(store), SealedSecrets(data_dir.secret_box()), allow_loopback, destinations
+    )
     s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor, threads, destinations)
@@ -167,7 +169,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
             storage=storage,
             open_sessions=open_sessions,
             trial_days=settings.server.trial_days,
-        ),  # fmt: skip
+        ),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
@@ -180,9 +182,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         metrics=metrics,
         sessions=Sessions(store, data_dir.token_secret(), reactor),
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
-        mailbox_admin=MailboxAdmin(
-            store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit
-        ),  # fmt: skip
+        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
         api_tokens=ApiTokens(store, reactor, audit),
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit),

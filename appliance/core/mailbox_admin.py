@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 from ..errors import Invalid, NotFound, Unavailable
 from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
+from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from . import validation
 from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
-from .netcheck import Destinations
 
 CHOICES = {
     "security": ("tls", "starttls", "none"),

@@ -25,13 +25,13 @@ from ..errors import AlreadyExists, ApplianceError, NotFound, Unavailable
 from ..mail import parsing
 from ..mail.imap import ImapConnection
 from ..models import Mailbox, Profile, to_iso
+from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from ..threads import Threads, spawn
 from .auth import Account
 from .datadir import SecretBox
 from .files import FileSession, FilesService
-from .netcheck import Destinations
 from .validation import control_characters
 
 log = Logger()

@@ -30,6 +30,10 @@ from twisted.conch.ssh import keys
 
 from ..errors import ApplianceError, Invalid, NotFound
 from ..models import Source, from_iso, to_iso
+from ..storage.paths import split_path
+from ..storage.s3 import credentials as oauth
+from ..storage.s3.client import Bucket
+from ..storage.sftp.client import Remote, RemoteProblem, normalise_fingerprint
 from ..store import Store, queries
 from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
@@ -37,10 +41,6 @@ from . import validation
 from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
-from .files import s3_credentials as oauth
-from .files.remote_s3 import Bucket
-from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
-from .files.tree import split_path
 from .local_folders import LocalFolders
 
 
@@ -821,3 +821,17 @@ def url_problem(value: str, allow_loopback: bool) -> str | None:
         if not (loopback and allow_loopback):
             return "must use https (http only for a provider on this host, when [sources] allow_loopback is on)."
     return None
+
+
+class SavedSignIns:
+    """Where an S3 source's sign-in with its provider is kept (storage/s3/credentials.py
+    WebIdentities writes through this: the storage never reaches the store)."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    async def save_refresh_token(self, source_id: int, grant: str, sealed: str) -> bool:
+        return await self._store.run(sign_in_queries.save_refresh_token, source_id, grant, sealed)
+
+    async def sign_in_refused(self, source_id: int, grant: str, reason: str, when: str) -> None:
+        await self._store.run(sign_in_queries.sign_in_refused, source_id, grant, reason, when)

@@ -68,14 +68,16 @@ from ...errors import (
     Unavailable,
 )
 from ...models import Source, from_iso, to_iso
+from ...storage.local.backend import FILE_MODE
+from ...storage.local.tree import Tree, os_error
+from ...storage.paths import RESUMABLE_PREFIX, split_path, virtual
 from ...store import Store, queries
 from ...store import uploads as upload_queries
 from ...store.uploads import UploadRow
 from ...threads import Threads, spawn
 from ..audit import AuditLog
 from ..auth import Account
-from .service import FILE_MODE, FilesService
-from .tree import RESUMABLE_PREFIX, Tree, os_error, split_path, virtual
+from .service import FilesService
 
 log = Logger()
 

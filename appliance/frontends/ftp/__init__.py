@@ -2,9 +2,12 @@
 
 `ftp_factory(core)` is what the composition root listens with. The pieces:
 login.py (portal: one checker over core.auth.login, a realm opening the files),
-shell.py (the IFTPShell over a core FileSession), transfer.py (data connections
-and transfers with backpressure), protocol.py (the control connection), and
-errors.py (the one mapping of core errors to FTP replies).
+shell.py (the IFTPShell over a core FileSession), protocol.py (the control
+connection and its interpreter, FTPSession, put together from signin.py,
+commands.py, data.py and listing.py: one part of the protocol each), transfer.py
+(data connections and transfers with backpressure), errors.py (the one mapping
+of core errors to FTP replies) and twisted_private.py (the one place that uses
+Twisted's private names).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from ...errors import (
 )
 from ...threads import spawn
 from .schema import DeclaredKlein, checked_body
+from .twisted_private import client_gone
 
 log = Logger()
 
@@ -134,11 +135,11 @@ class ApplianceRequest(Request):
             limit = await decision.admit(self, length)
         except Exception:  # noqa: BLE001 - every refusal (and any fault) is answered by the resource's mapping
             failure = Failure()
-            if not self._disconnected and not self._complete:
+            if not client_gone(self) and not self._complete:
                 self._refuse(lambda request: decision.errors(request, failure))
                 self.channel.answer_refused()
             return
-        if self._disconnected or self._complete:
+        if client_gone(self) or self._complete:
             return
         if length is not None and limit is not None and length > limit:
             self._refuse(body_too_large(limit))

@@ -7,14 +7,15 @@ over core.auth.login, the realm, the session that serves only SFTP), server.py
 (ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
 one mapping of core errors to SFTP status codes), transport.py and packets.py
 (the SSH layers under SFTP: AES-GCM and EtM MACs, packet framing, channel
-output in large packets; see bench/README.md for what they gained).
+output in large packets; see bench/README.md for what they gained), and
+twisted_private.py (the one place that uses Conch's private names).
 """
 
 from __future__ import annotations
 
 import struct
 
-from twisted.conch.ssh import factory, keys, userauth
+from twisted.conch.ssh import factory, keys
 from twisted.conch.ssh import transport as ssh_transport  # the name `transport` is our submodule
 from twisted.conch.ssh.common import NS
 from twisted.cred.error import UnauthorizedLogin
@@ -26,6 +27,7 @@ from ...errors import AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .server import SftpProtocol
 from .transport import LEGACY_CIPHERS, LEGACY_MACS, MODERN_CIPHERS, MODERN_MACS, Connection, PacketTransport
+from .twisted_private import UserAuthServer
 
 log = Logger()
 
@@ -171,7 +173,7 @@ class _AddressPortal:
         return self._portal.login(credentials, self._address, *interfaces)
 
 
-class ApplianceUserAuth(userauth.SSHUserAuthServer):
+class ApplianceUserAuth(UserAuthServer):
     """Conch's, with sign-in requests answered one at a time, in order: conch starts each
     as it arrives, so a client that sends thousands without waiting would have them all
     checked (bcrypt) and held at once. Up to MAX_SIGN_INS_WAITING wait their turn; more
@@ -214,11 +216,10 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
         if self._waiting:
             self.ssh_USERAUTH_REQUEST(self._waiting.pop(0))
 
-    def _cbFinishedAuth(self, result):
-        super()._cbFinishedAuth(result)
+    def signed_in(self) -> None:
         self.transport.signed_in()
 
-    def _ebBadAuth(self, reason):
+    def refused(self, reason):
         if reason.check(Unavailable):  # not the password's fault (a full data disk): say so and hang up
             self.transport.sendDisconnect(ssh_transport.DISCONNECT_SERVICE_NOT_AVAILABLE, reason.value.message.encode())
             return None
@@ -228,7 +229,7 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
                 # e.g. "Organisation payment missing": OpenSSH's client prints banners
                 self.transport.sendPacket(MSG_USERAUTH_BANNER, NS(message.encode() + b"\r\n") + NS(b""))
             reason = Failure(UnauthorizedLogin(message))
-        return super()._ebBadAuth(reason)
+        return reason
 
 
 class ApplianceSSHFactory(factory.SSHFactory):
