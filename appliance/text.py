@@ -1,4 +1,4 @@
-"""Checks on text that every layer shares (below the core and the storage backends)."""
+"""Checks on text that every layer shares (below the config, the core, mail and the storage backends)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..config import Settings
@@ -26,6 +27,7 @@ from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
 from .files.resumable import ResumableUploads
+from .health import Health
 from .jobs import Jobs
 from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
@@ -46,14 +48,12 @@ from .tls import ReloadableTLS
 
 
 @dataclass
-class Core:
-    """The core services, built once by the composition root and handed to front ends."""
+class Services:
+    """What a front end sees of the core: its services, and nothing below them (no
+    store, no thread pools, no data dir). Built by `Core.services()`."""
 
     settings: Settings
     reactor: object
-    data_dir: DataDir
-    threads: Threads
-    store: Store
     audit: AuditLog
     passwords: Passwords
     auth: AuthService
@@ -81,6 +81,25 @@ class Core:
     uploads: ResumableUploads
     storage: StorageUsage
     local_folders: LocalFolders
+    health: Health
+    # disk work a front end needs off the reactor: reading a request body Twisted spooled
+    work: Callable
+    # the SSH host keys the SFTP server offers, by kind
+    host_keys: Callable[[], dict[str, bytes]]
+
+
+@dataclass
+class Core(Services):
+    """The core services, built once by the composition root, with what only the root
+    handles (the data dir, the thread pools, the store). Front ends get `services()`."""
+
+    data_dir: DataDir
+    threads: Threads
+    store: Store
+
+    def services(self) -> Services:
+        """The narrow facade the front ends are built with."""
+        return Services(**{field.name: getattr(self, field.name) for field in fields(Services)})
 
 
 def build_core(
@@ -135,6 +154,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
+    storage = StorageUsage(store, threads, files, reactor)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -146,7 +166,18 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         auth=auth,
         access=policy,
         signin=SignIn(store, auth, policy, passwords, files, connections, sessions, audit),
-        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor, folders),
+        organisations=Organisations(
+            store,
+            threads,
+            passwords,
+            audit,
+            data_dir.files,
+            reactor,
+            folders,
+            storage=storage,
+            open_sessions=open_sessions,
+            trial_days=settings.server.trial_days,
+        ),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
@@ -159,10 +190,10 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         metrics=metrics,
         sessions=sessions,
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
-        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations),
-        profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
-        api_tokens=ApiTokens(store, reactor, policy),
-        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),
+        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
+        profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
+        api_tokens=ApiTokens(store, reactor, audit, policy),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
@@ -189,8 +220,11 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
             sweep_interval=settings.uploads.resumable_sweep_seconds,
             staging_dir=data_dir.path / "uploads" / "staging",
         ),
-        storage=StorageUsage(store, threads, files, reactor),
+        storage=storage,
         local_folders=folders,
+        health=Health(store, threads, files),
+        work=threads.work,
+        host_keys=data_dir.host_keys,
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

@@ -15,6 +15,7 @@ from ..store import Store
 from ..store import api_tokens as token_queries
 from . import validation
 from .access import AccessPolicy, Account
+from .audit import AuditLog
 from .sessions import TokenInvalid, TokenRefused
 
 SCOPES = ("files", "admin")
@@ -26,15 +27,17 @@ def _hash(secret: str) -> str:
 
 
 class ApiTokens:
-    def __init__(self, store: Store, clock, policy: AccessPolicy | None = None):
+    def __init__(self, store: Store, clock, audit: AuditLog, policy: AccessPolicy | None = None):
         self._store = store
         self._clock = clock
+        self._audit = audit
         self._policy = policy or AccessPolicy(store, clock)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    async def create(self, account: Account, body: dict) -> dict:
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate, make and audit a new token: the row, with the whole token (the only time it is shown)."""
         errors: dict[str, list[str]] = {}
         name = body.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -74,6 +77,9 @@ class ApiTokens:
             },
         )
         shown = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
+        await self._told(
+            account, address, f"{account.profile.username} created the API token {shown['name']} ({prefix})"
+        )
         return dict(shown, token=f"{PREFIX}{prefix}_{secret}")
 
     async def list(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
@@ -90,6 +96,17 @@ class ApiTokens:
         if token is None:
             raise NotFound("No such token.")
         return token
+
+    async def revoke(self, account: Account, token_id: int, address: str) -> None:
+        """Revoke one of the organisation's tokens (it signs nothing in from now on), audited."""
+        token = await self.get(account, token_id)
+        await self._store.run(token_queries.revoke_token, account.organisation.id, token_id)
+        await self._told(
+            account, address, f"{account.profile.username} revoked the API token {token['name']} ({token['prefix']})"
+        )
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "token", "", message)
 
     @staticmethod
     def looks_like(token: str) -> bool:

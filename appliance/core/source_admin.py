@@ -38,6 +38,7 @@ from ..store import Store, queries
 from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
 from . import validation
+from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
 from .local_folders import LocalFolders
@@ -179,8 +180,11 @@ def folder_problem(path: Path, create: bool = False) -> str | None:
 
 
 class SourceAdmin:
-    def __init__(self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders):
+    def __init__(
+        self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders, audit: AuditLog
+    ):  # fmt: skip
         self._store = store
+        self._audit = audit
         self._folders = folders
         self._threads = threads
         self._files = files
@@ -193,6 +197,70 @@ class SourceAdmin:
         if source is None:
             raise NotFound("No such source.")
         return source
+
+    # -- the admin's use cases: each validates, writes, audits and answers the source as shown
+
+    async def listing(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
+        """(count, the page of sources) of `account`'s organisation; `search` finds them by name."""
+        count, sources = await self._store.run(
+            source_queries.list_sources, account.organisation.id, search, limit, offset
+        )
+        default = account.organisation.default_source_id
+        return count, [view(source, default) for source in sources]
+
+    async def item(self, account: Account, source_id: int) -> dict:
+        return view(await self.get(account, source_id), account.organisation.default_source_id)
+
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate and save a new source, check it (a local one's folder is made), and
+        make it the default when {"default": true} says so."""
+        source_id, make_default = await self._insert(account, body)
+        source = await self._check_saved(account, source_id)
+        await self._told(account, address, f"{account.profile.username} created the source {source.name}")
+        default = account.organisation.default_source_id
+        if make_default:
+            default = await self._make_default(account, source, address)
+        return view(source, default)
+
+    async def change(self, account: Account, source_id: int, body: dict, address: str) -> dict:
+        """Change a source; {"default": true} makes it the organisation's default source.
+        Only what really changes is written and told; the source is checked again."""
+        existing = await self.get(account, source_id)
+        make_default, changed = await self._write_change(account, existing, body)
+        default = account.organisation.default_source_id
+        if make_default and existing.id != default:
+            default = await self._make_default(account, existing, address)
+        if changed:
+            await self._told(
+                account, address, f"{account.profile.username} changed the source {existing.name}: {changed}"
+            )
+        return view(await self._check_saved(account, source_id, existing), default)
+
+    async def delete(self, account: Account, source_id: int, address: str) -> None:
+        """Delete a source, unless it is the organisation's default or profiles or mailboxes
+        use it: they would lose their files without a word (their source was set to none)."""
+        existing = await self.get(account, source_id)
+        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, existing.id)
+        if found is not None:
+            default, profiles, mailboxes = found
+            raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
+        await self._told(account, address, f"{account.profile.username} deleted the source {existing.name}")
+
+    async def check(self, account: Account, source_id: int) -> dict:
+        """Try the source now and keep what was found (its status, its last error)."""
+        checked = await self._check(account, await self.get(account, source_id))
+        return view(checked, account.organisation.default_source_id)
+
+    async def _make_default(self, account: Account, source: Source, address: str) -> int:
+        """New profiles (and mailboxes without a source) get this source from now on."""
+        await self._store.run(source_queries.set_default_source, account.organisation.id, source.id)
+        await self._told(
+            account, address, f"{account.profile.username} made {source.name} the organisation's default source"
+        )
+        return source.id
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "source", "", message)
 
     async def _allowed_path(self, account: Account, raw) -> str:
         """The stored path: relative to the data dir for the organisation's own folder.
@@ -228,7 +296,7 @@ class SourceAdmin:
         own = Path(os.path.realpath(data / "files" / subdomain))
         return data, own, Path(os.path.realpath(own / wanted))
 
-    async def create(self, account: Account, body: dict) -> tuple[int, bool]:
+    async def _insert(self, account: Account, body: dict) -> tuple[int, bool]:
         """Validate and insert a new source: (its id, whether it should become the default).
         A local one is checked and written under the folders lock."""
 
@@ -256,7 +324,7 @@ class SourceAdmin:
         new.update({key: None for key in old if key.startswith("config.") and "config" in values and key not in new})
         return describe_change(old, new, FIELDS)
 
-    async def change(self, account: Account, existing: Source, body: dict) -> tuple[bool, str]:
+    async def _write_change(self, account: Account, existing: Source, body: dict) -> tuple[bool, str]:
         """Validate and write a change: (whether it should become the default, what
         changed in words, "" when nothing). A local folder is checked and written under
         the folders lock."""
@@ -322,26 +390,13 @@ class SourceAdmin:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    async def make_default(self, account: Account, source: Source) -> None:
-        """New profiles (and mailboxes without a source) get this source from now on."""
-        await self._store.run(source_queries.set_default_source, account.organisation.id, source.id)
-
-    async def delete(self, account: Account, source: Source) -> None:
-        """Delete the source, unless it is the organisation's default or profiles or mailboxes use it:
-        they would lose their files without a word (their source was set to none)."""
-        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, source.id)
-        if found is None:
-            return
-        default, profiles, mailboxes = found
-        raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
-
-    async def check_saved(self, account: Account, source_id: int, before: Source | None = None) -> Source:
+    async def _check_saved(self, account: Account, source_id: int, before: Source | None = None) -> Source:
         """Check a source just created (`before` None) or changed: a local source's
         folder is made when it is missing and new (created, or the path changed)."""
         source = await self.get(account, source_id)
-        return await self.check(account, source, create=before is None or before.config != source.config)
+        return await self._check(account, source, create=before is None or before.config != source.config)
 
-    async def check(self, account: Account, source: Source, create: bool = False) -> Source:
+    async def _check(self, account: Account, source: Source, create: bool = False) -> Source:
         """Try the source and store what was found; `create`: a new local source's folder
         (or the new folder of a changed one) is made when it is missing."""
         found: dict = {}
@@ -652,9 +707,10 @@ class SourceAdmin:
 
     # -- signing in with a source's OAuth2 provider -----------------------------------------------
 
-    async def authorize(self, account: Account, source: Source, redirect_uri: str) -> str:
+    async def authorize(self, account: Account, source_id: int, redirect_uri: str) -> str:
         """The provider's authorize URL for this source, with a new state and PKCE challenge
         kept for SIGN_IN_TIME (for this admin, this source and this redirect URI only)."""
+        source = await self.get(account, source_id)
         if source.type != "s3" or source.config.get("auth") != "oauth2":
             raise Invalid("This source does not sign in with a provider (its config.auth is not oauth2).")
         settings = source.config.get("oauth") or {}
@@ -682,9 +738,9 @@ class SourceAdmin:
             verifier,
         )
 
-    async def finish_sign_in(self, account: Account, body: dict) -> Source:
+    async def finish_sign_in(self, account: Account, body: dict, address: str) -> dict:
         """The provider sent the admin back with `code` and `state` (or `error`): exchange the code
-        (with the PKCE verifier), keep the refresh token sealed, check the source."""
+        (with the PKCE verifier), keep the refresh token sealed, check the source; audited."""
         state = body.get("state")
         if not isinstance(state, str) or not state or len(state) > 512:
             raise Invalid("The provider sent no state back: start the sign-in again from the source's page.",
@@ -732,7 +788,11 @@ class SourceAdmin:
         settings.update(refresh_token_encrypted=self._files.s3.seal(refresh), grant=secrets.token_hex(8))
         await self._store.run(source_queries.update_source, account.organisation.id, source.id,
                               {"config": {**source.config, "oauth": settings}})  # fmt: skip
-        return await self.check(account, await self.get(account, source.id))
+        checked = await self._check(account, await self.get(account, source.id))
+        await self._told(
+            account, address, f"{account.profile.username} signed the source {source.name} in with its provider"
+        )
+        return view(checked, account.organisation.default_source_id)
 
 
 def waits_for_sign_in(source: Source) -> bool:

@@ -163,17 +163,18 @@ def multipart_boundary(request) -> str:
     return options["boundary"]
 
 
-async def receive_uploads(threads, request, open_writer: Callable[[str], Awaitable[Writer]]) -> list[dict]:
+async def receive_uploads(work, request, open_writer: Callable[[str], Awaitable[Writer]]) -> list[dict]:
     """Parse a multipart body piece by piece, writing each file part through the upload
     handle `open_writer(filename)` gives (a temporary file renamed into place when
-    complete); the request body is never held whole in memory. [{path, size}] saved."""
+    complete); the request body is never held whole in memory, and read off the reactor
+    through `work` (the core's work pool). [{path, size}] saved."""
     parser = multipart.PushMultipartParser(multipart_boundary(request), max_header_size=8192, max_segment_count=10_000)
     body = request.content
     body.seek(0)
     saved, writer, written = [], None, 0
     try:
         while True:
-            chunk = await threads.work(body.read, CHUNK)
+            chunk = await work(body.read, CHUNK)
             for event in parser.parse(chunk):
                 if isinstance(event, multipart.MultipartSegment):
                     if event.filename:  # a form's file input left empty sends filename=""
@@ -296,7 +297,7 @@ class FilesApi(Resource):
                 await files.mkdir(posixpath.dirname(target), parents=True)
             return await files.open_write(target, exclusive=not overwrite)
 
-        saved = await receive_uploads(self.core.threads, request, open_writer)
+        saved = await receive_uploads(self.core.work, request, open_writer)
         if not saved:
             raise Invalid("No file in the upload.", {"file": ["Choose a file to upload."]})
         return reply(request, {"files": saved}, 201)

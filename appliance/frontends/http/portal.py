@@ -56,7 +56,7 @@ def _file_part(body: bytes, boundary: str) -> bytes:
     return parts[0]
 
 
-async def logo_upload(threads, request) -> bytes:
+async def logo_upload(work, request) -> bytes:
     """The uploaded logo's bytes: a multipart/form-data file, or the raw body (any
     Content-Type: the core decides what the bytes are). Larger than the cap: a 400."""
     limit = MAX_LOGO_BYTES + MULTIPART_SLACK
@@ -67,14 +67,14 @@ async def logo_upload(threads, request) -> bytes:
     if content is None:
         raise Invalid("No file in the upload.", {"logo": ["Choose a PNG, JPEG or SVG image."]})
     content.seek(0)
-    body = await threads.work(content.read, limit + 1)
+    body = await work(content.read, limit + 1)
     if len(body) > limit:
         raise Invalid(TOO_LARGE, {"logo": [TOO_LARGE]})
     kind, options = multipart.parse_options_header((request.getHeader(b"content-type") or b"").decode("latin-1"))
     if kind == "multipart/form-data":
         if "boundary" not in options:
             raise Invalid("The multipart upload has no boundary.")
-        return await threads.work(_file_part, body, options["boundary"])
+        return await work(_file_part, body, options["boundary"])
     return body
 
 
@@ -203,7 +203,7 @@ class PortalApi(Resource):
         settings = self.core.organisation_settings
         if request.method == b"DELETE":
             return reply(request, await settings.remove_logo(account, org_id, client_address(request)))
-        data = await logo_upload(self.core.threads, request)
+        data = await logo_upload(self.core.work, request)
         return reply(request, await settings.set_logo(account, org_id, data, client_address(request)))
 
     @app.route("/branding/", methods=["GET"])

@@ -242,7 +242,7 @@ class ApplianceSSHFactory(factory.SSHFactory):
         self.portal = sftp_portal(core)
         self.privateKeys = {}
         self.publicKeys = {}
-        for data in core.data_dir.host_keys().values():
+        for data in core.host_keys().values():
             key = keys.Key.fromString(data)
             self.privateKeys[key.sshType()] = key
             self.publicKeys[key.sshType()] = key.public()
