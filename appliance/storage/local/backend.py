@@ -55,6 +55,10 @@ def _found(st: os.stat_result | None) -> Found | None:
 class LocalSources:
     """The local sources: where each one's folder is, its homes, its start-up sweep."""
 
+    # which folder an organisation may use depends on the folders of the others' sources
+    # (core/local_folders.py LocalFolders): its config check is the core's (source_admin.py)
+    config = None
+
     def __init__(self, threads: Threads, data_dir: Path):
         self._threads = threads
         self._data_dir = Path(data_dir)

@@ -32,6 +32,7 @@ from .client import (
     remote_error,
     temp_name,
 )
+from .config import SftpConfig
 
 
 class SftpHomes:
@@ -39,6 +40,7 @@ class SftpHomes:
 
     def __init__(self, sources: RemoteSources):
         self.sources = sources
+        self.config = SftpConfig(sources)
 
     async def open(self, source: Source, home_parts: list[str]) -> SftpStorage:
         """The profile's home (made on first use)."""
