@@ -49,6 +49,7 @@ class S3Storage:
     remote = True
     resizes = False  # a stored object is rewritten as a whole: it can only be emptied
     renames_open_uploads = False
+    partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = True
 
     def __init__(self, tree: S3Tree):

@@ -77,6 +77,7 @@ class SftpStorage:
     remote = True
     resizes = False  # a stored file is rewritten through the remote's streams: it can only be emptied
     renames_open_uploads = False
+    partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = False
 
     def __init__(self, tree: RemoteTree):
