@@ -21,6 +21,19 @@ from . import credentials
 from .client import Bucket, S3Sources
 
 
+def _text(given: dict, old: dict, prefix: str, name: str, default: str, errors: list[str]) -> str:
+    """A text field of a config (`old`'s value when not given), stripped; `default` and a
+    problem added to `errors` when it is no text, too long or holds a control character."""
+    value = given.get(name, old.get(name, default))
+    if not isinstance(value, str) or len(value) > 1024:
+        errors.append(f"{prefix}{name} must be text.")
+        return default
+    if problem := control_problem(value, f"{prefix}{name}"):
+        errors.append(problem)
+        return default
+    return value.strip()
+
+
 class S3Config:
     """The config check of s3 sources (registry.SourceConfig)."""
 
@@ -35,14 +48,7 @@ class S3Config:
         errors: list[str] = []
 
         def text(name: str, default: str = "") -> str:
-            value = config.get(name, old.get(name, default))
-            if not isinstance(value, str) or len(value) > 1024:
-                errors.append(f"config.{name} must be text.")
-                return default
-            if problem := control_problem(value, f"config.{name}"):
-                errors.append(problem)
-                return default
-            return value.strip()
+            return _text(config, old, "config.", name, default, errors)
 
         def flag(name: str, default: bool) -> bool:
             value = config.get(name, old.get(name, default))
@@ -166,15 +172,8 @@ class S3Config:
             return {}
         allow_loopback = self._sources.allow_loopback
 
-        def text(name: str, default: str = "", limit: int = 1024) -> str:
-            value = given.get(name, before.get(name, default))
-            if not isinstance(value, str) or len(value) > limit:
-                errors.append(f"config.oauth.{name} must be text.")
-                return default
-            if problem := control_problem(value, f"config.oauth.{name}"):
-                errors.append(problem)
-                return default
-            return value.strip()
+        def text(name: str, default: str = "") -> str:
+            return _text(given, before, "config.oauth.", name, default, errors)
 
         def url(name: str, required: bool) -> str:
             value = text(name)
