@@ -11,3 +11,11 @@ def control_characters(value: str) -> bool:
     SFTP, S3) that the value is sent on to, so credentials, hosts, folders and paths an
     admin enters never hold one."""
     return any(unicodedata.category(c) == "Cc" for c in value)
+
+
+def control_problem(value: object, label: str) -> str | None:
+    """What is wrong with text (`label`: "The password", "config.host") that holds a control
+    character, for the person who typed it; None when it holds none (or is no text)."""
+    if not isinstance(value, str) or not control_characters(value):
+        return None
+    return f"{label} holds a control character (a line break, a tab or another invisible code): remove it."

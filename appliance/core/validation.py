@@ -7,7 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from ..errors import Invalid
-from ..text import control_characters
+from ..text import control_characters, control_problem
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,149}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -33,14 +33,6 @@ def email(value: str) -> str:
 
 
 HIDDEN_HINT = "Use printable characters only (no control or text-direction characters)."
-
-
-def control_problem(value: object, label: str) -> str | None:
-    """What is wrong with text (`label`: "The password", "config.host") that holds a control
-    character, for the person who typed it; None when it holds none (or is no text)."""
-    if not isinstance(value, str) or not control_characters(value):
-        return None
-    return f"{label} holds a control character (a line break, a tab or another invisible code): remove it."
 
 
 def no_control_characters(value: str, field: str, label: str) -> str:

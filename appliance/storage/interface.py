@@ -12,13 +12,15 @@ names below the home. What stands at a name is a `Found`: ("file" | "dir" |
 
 An upload goes to a temporary name (`begin_upload`) and appears under its real
 name only when its last handle commits (`Upload.commit`); `Upload.abort` leaves
-no trace. The socket fast path (sendfile/splice between a file and a plain TCP
+no trace. A resumable upload's partial file (`Backend.partials`) is an optional
+capability too. The socket fast path (sendfile/splice between a file and a plain TCP
 socket) is an optional, declared capability: `Download.socket_sender` and
 `Upload.socket_receiver` are the handle itself when it has one, else None.
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -75,6 +77,20 @@ class SocketReceiver(Protocol):
     ) -> tuple[str, int]: ...
 
 
+class Partials(Protocol):
+    """Resumable uploads' partial files, kept in the home beside their target under a hidden
+    name (paths.RESUMABLE_PREFIX + the upload's id) until the last byte is there: an optional
+    capability (local sources; a backend without it has its resumable uploads staged on the
+    appliance's own disk, see core/files/resumable.py). Not an Upload: a partial outlives the
+    session and the process that began it, its offset is recorded by the core after each
+    fsynced append, and the quota and audit row are the core's when it is committed."""
+
+    async def create(self, parts: list[str], name: str) -> None: ...
+    async def append(self, parts: list[str], name: str, offset: int, body: io.IOBase, size: int) -> int: ...
+    async def commit(self, parts: list[str], name: str, overwrite: bool) -> None: ...
+    async def remove(self, parts: list[str], name: str) -> None: ...
+
+
 class Download(Protocol):
     """An open file being read; its close writes the download's audit row (`Finished`)."""
 
@@ -114,8 +130,9 @@ class Backend(Protocol):
     """One profile's home on one source."""
 
     root: str  # what names this home (a folder, a URL): the quota usage is kept per root
-    tree: object  # the backend's own tree of names (local: tree.Tree, resumable uploads use it)
-    remote: bool  # not on the appliance's own disk (resumable uploads stage elsewhere)
+    tree: object  # the backend's own tree of names (local: tree.Tree)
+    partials: Partials | None  # resumable uploads' partial files in the home, when it keeps them
+    remote: bool  # not on the appliance's own disk
     resizes: bool  # a stored file can be truncated or extended in place of a rewrite
     renames_open_uploads: bool  # an upload in progress can be renamed before it is closed
     rename_onto_itself_does_nothing: bool  # S3: renaming a name to itself is a no-op

@@ -47,7 +47,7 @@ class FilesService:
         if remote is not None:
             kinds["sftp"] = SftpHomes(remote)
         if s3 is not None:
-            kinds["s3"] = S3Homes(s3)
+            kinds["s3"] = S3Homes(s3, threads)
         self.backends = Backends(kinds)
         self.uploads: set[Upload] = set()  # in progress, for draining at shutdown
         self.read_ahead = self.local.read_ahead  # shared by every open local download

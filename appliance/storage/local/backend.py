@@ -20,11 +20,9 @@ from ...threads import Threads
 from ..interface import Budget, Committed, Finished, Found, SpaceInfo
 from ..paths import TEMP_PREFIX, Entry, virtual
 from .handles import ReadAhead, Reader, Writer
+from .partials import LocalPartials, find_partials, remove_partial_under
 from .socket_send import memory_check
-from .tree import Location, Tree, os_error, sweep_uploads
-
-FILE_MODE = 0o640
-DIR_MODE = 0o750
+from .tree import DIR_MODE, FILE_MODE, Location, Tree, os_error, sweep_uploads
 
 
 def _copy_into(src_fd: int, dst_fd: int) -> int:
@@ -55,6 +53,10 @@ def _found(st: os.stat_result | None) -> Found | None:
 class LocalSources:
     """The local sources: where each one's folder is, its homes, its start-up sweep."""
 
+    # which folder an organisation may use depends on the folders of the others' sources
+    # (core/local_folders.py LocalFolders): its config check is the core's (source_admin.py)
+    config = None
+
     def __init__(self, threads: Threads, data_dir: Path):
         self._threads = threads
         self._data_dir = Path(data_dir)
@@ -84,6 +86,15 @@ class LocalSources:
                 raise os_error(e, "/") from None
         return str(home)
 
+    async def remove_partial(self, source: Source, home_parts: list[str], parts: list[str], name: str) -> None:
+        """Remove a resumable upload's partial file from a home without opening it (the home may be gone)."""
+        home = self.root(source).joinpath(*home_parts)
+        await self._threads.work(remove_partial_under, str(home), parts, name)
+
+    async def find_partials(self, source: Source) -> list[str]:
+        """The paths of the resumable uploads' partial files under the source's folder."""
+        return await self._threads.work(find_partials, str(self.root(source)))
+
     async def sweep(self, source: Source, now: float | None = None) -> int:
         """Remove temporary files of uploads cut short by a crash (at start-up)."""
         root = self.root(source)
@@ -105,6 +116,7 @@ class LocalStorage:
         self.tree = tree
         self.root = tree.root
         self._read_ahead = read_ahead
+        self.partials = LocalPartials(threads, tree)
 
     # -- reading ------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ from ..paths import (
 )
 
 MAX_LINK_HOPS = 16
+FILE_MODE = 0o640  # files made on local sources
+DIR_MODE = 0o750  # folders made on local sources
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 log = Logger()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from ...errors import AlreadyExists, Invalid, NotEmpty, NotFound, Unavailable
 from ...models import Source
+from ...threads import Threads
 from ..interface import Budget, Committed, Finished, Found, SpaceInfo
 from ..paths import Entry, virtual
 from .client import S3Reader, S3Sources, S3Tree, S3Writer
+from .config import S3Config
 
 
 def _found(kind: tuple[str, dict] | None) -> Found | None:
@@ -29,8 +31,9 @@ def _found(kind: tuple[str, dict] | None) -> Found | None:
 class S3Homes:
     """The homes in S3 buckets (source type "s3")."""
 
-    def __init__(self, sources: S3Sources):
+    def __init__(self, sources: S3Sources, threads: Threads):
         self.sources = sources
+        self.config = S3Config(sources, threads)
 
     async def open(self, source: Source, home_parts: list[str]) -> S3Storage:
         """The profile's home (a key prefix: nothing to make)."""
@@ -46,6 +49,7 @@ class S3Storage:
     remote = True
     resizes = False  # a stored object is rewritten as a whole: it can only be emptied
     renames_open_uploads = False
+    partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = True
 
     def __init__(self, tree: S3Tree):

@@ -32,6 +32,7 @@ from .client import (
     remote_error,
     temp_name,
 )
+from .config import SftpConfig
 
 
 class SftpHomes:
@@ -39,6 +40,7 @@ class SftpHomes:
 
     def __init__(self, sources: RemoteSources):
         self.sources = sources
+        self.config = SftpConfig(sources)
 
     async def open(self, source: Source, home_parts: list[str]) -> SftpStorage:
         """The profile's home (made on first use)."""
@@ -75,6 +77,7 @@ class SftpStorage:
     remote = True
     resizes = False  # a stored file is rewritten through the remote's streams: it can only be emptied
     renames_open_uploads = False
+    partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = False
 
     def __init__(self, tree: RemoteTree):
