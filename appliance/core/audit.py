@@ -8,6 +8,7 @@ import csv
 import io
 from collections.abc import AsyncIterator, Mapping
 
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from ..errors import NotFound, PermissionDenied
@@ -40,6 +41,7 @@ def clean(text: str) -> str:
 FILTERS = ("search", "action", "protocol", "username", "date_from", "date_to")
 COLUMN_NAMES = ("id", "created_at", "username", "protocol", "action", "path", "bytes", "remote_address", "message")
 EXPORT_BATCH = 5000  # rows read from the database per batch of the CSV export
+GROUP_COMMIT_ROWS = 500  # audit rows written in one transaction, at most
 
 
 def log_filters(given: Mapping[str, str]) -> dict:
@@ -65,12 +67,22 @@ class AuditLog:
     def __init__(self, store: Store, metrics=None):
         self._store = store
         self._metrics = metrics
+        self._waiting: list[tuple[LogEntry, Deferred]] = []  # rows for the next transaction
+        self._writing = False  # a transaction of rows is on the database thread
 
     async def record(self, entry: LogEntry) -> None:
-        """Write the row, count it in the metrics, and echo it to the daemon's log (stdout/journald)."""
+        """Write the row, count it in the metrics, and echo it to the daemon's log
+        (stdout/journald). Returns once the row is committed: a caller that answers
+        its client after this (an upload's final status) never answers for a row
+        that a crash could still lose."""
         if entry.action not in ACTIONS:  # the logs screen filters by ACTIONS: one missing there could not be found
             raise ValueError(f"audit action {entry.action!r} is not in models.ACTIONS")
-        await self._store.run(queries.insert_log, entry)
+        committed: Deferred = Deferred()
+        self._waiting.append((entry, committed))
+        if not self._writing:
+            self._writing = True
+            Deferred.fromCoroutine(self._write_rows())
+        await committed
         if self._metrics is not None:
             self._metrics.observe(entry)
         log.info(
@@ -85,6 +97,25 @@ class AuditLog:
             bytes=entry.bytes,
             message=clean(entry.message),
         )
+
+    async def _write_rows(self) -> None:
+        """Group commit: the rows recorded while one transaction is on the database
+        thread go together into the next (one commit for many rows, under load);
+        each caller's wait ends when its own row's transaction has committed."""
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting[:GROUP_COMMIT_ROWS], self._waiting[GROUP_COMMIT_ROWS:]
+                try:
+                    results = await self._store.run(queries.insert_logs, [entry for entry, _ in batch])
+                except Exception as e:  # noqa: BLE001 - handed to every caller of the batch
+                    results = [e] * len(batch)
+                for (_, committed), result in zip(batch, results, strict=True):
+                    if isinstance(result, Exception):
+                        committed.errback(result)
+                    else:
+                        committed.callback(result)
+        finally:
+            self._writing = False
 
     async def transfer(
         self,

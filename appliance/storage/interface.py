@@ -136,6 +136,9 @@ class Backend(Protocol):
     resizes: bool  # a stored file can be truncated or extended in place of a rewrite
     renames_open_uploads: bool  # an upload in progress can be renamed before it is closed
     rename_onto_itself_does_nothing: bool  # S3: renaming a name to itself is a no-op
+    # `begin_upload_blind` looks up the name and makes the temporary file in one trip to
+    # the disk (the rules are checked on what it found after: a refusal aborts the upload)
+    begins_uploads_blind: bool
 
     # reading
     async def stat(self, parts: list[str], follow: bool) -> Entry: ...
@@ -156,6 +159,9 @@ class Backend(Protocol):
         committed: Committed,
         uploads: set,
     ) -> Upload: ...
+    async def begin_upload_blind(
+        self, parts: list[str], truncate: bool, exclusive: bool, budget: Budget, committed: Committed, uploads: set
+    ) -> tuple[Found | None, Upload]: ...
 
     # changes
     async def make_folders(self, parts: list[str], parents: bool) -> bool: ...

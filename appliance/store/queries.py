@@ -5,7 +5,8 @@ database first; they run on the database thread and return materialised records
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+import sqlite3
+from dataclasses import fields
 
 import sqlite_utils
 
@@ -166,8 +167,41 @@ def create_organisation_with_admin(
 # -- audit log -------------------------------------------------------------------
 
 
+_LOG_FIELDS = tuple(f.name for f in fields(LogEntry))
+_INSERT_LOG = f"INSERT INTO logs ({', '.join(_LOG_FIELDS)}) VALUES ({', '.join('?' * len(_LOG_FIELDS))})"
+
+
+def _log_row(entry: LogEntry) -> tuple:
+    return tuple(getattr(entry, name) for name in _LOG_FIELDS)
+
+
 def insert_log(db: sqlite_utils.Database, entry: LogEntry) -> int:
-    return db["logs"].insert(asdict(entry)).last_pk
+    return db.conn.execute(_INSERT_LOG, _log_row(entry)).lastrowid
+
+
+def insert_logs(db: sqlite_utils.Database, entries: list[LogEntry]) -> list[int | Exception]:
+    """Insert many log rows in one transaction (one commit for them all: the audit
+    log's group commit). Each row's id, or the error that kept that row out (its
+    organisation or profile deleted meanwhile): one bad row costs the others nothing."""
+    conn = db.conn
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        ids = [conn.execute(_INSERT_LOG, _log_row(entry)).lastrowid for entry in entries]
+        conn.execute("COMMIT")
+        return ids
+    except sqlite3.IntegrityError:
+        conn.execute("ROLLBACK")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    results: list[int | Exception] = []  # a row was refused: each on its own, to find which
+    for entry in entries:
+        try:
+            results.append(insert_log(db, entry))
+        except sqlite3.IntegrityError as e:
+            results.append(e)
+    return results
 
 
 def recent_logs(db: sqlite_utils.Database, org_id: int | None, limit: int = 100) -> list[dict]:

@@ -291,8 +291,28 @@ class FileSession:
         return writer
 
     async def _start_write(self, parts: list[str], truncate: bool, exclusive: bool, create: bool) -> Upload:
-        where = virtual(parts)
+        if truncate and not self._read_only and self.storage.begins_uploads_blind:
+            # the name looked up and the temporary file made in one trip to the disk: the
+            # rules are the same, checked on what was found; a refusal drops the new file
+            found, writer = await self.storage.begin_upload_blind(
+                parts, truncate, exclusive, self.limits, self._uploaded, self._service.uploads
+            )
+            try:
+                self._may_write(parts, found, exclusive, create)
+            except BaseException:
+                await writer.abort()
+                raise
+            return writer
         found = await self.storage.upload_target(parts)
+        self._may_write(parts, found, exclusive, create)
+        replaced = found[1] if found is not None else None
+        return await self.storage.begin_upload(
+            parts, replaced, truncate, exclusive, self.limits, self._uploaded, self._service.uploads
+        )
+
+    def _may_write(self, parts: list[str], found, exclusive: bool, create: bool) -> None:
+        """The rules of an upload to `parts`, where `found` stands (None: nothing)."""
+        where = virtual(parts)
         if found is None and not create:
             raise NotFound(f"No such file: {where}")
         if found is not None:
@@ -304,10 +324,6 @@ class FileSession:
         else:
             self._require("upload", where)
             self.limits.check_new_file()
-        replaced = found[1] if found is not None else None
-        return await self.storage.begin_upload(
-            parts, replaced, truncate, exclusive, self.limits, self._uploaded, self._service.uploads
-        )
 
     async def check_upload(
         self, path: str, *, overwrite: bool, size: int | None = None, reserved: int = 0

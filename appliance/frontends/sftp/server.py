@@ -284,8 +284,15 @@ class FilesServer:
             )
             handle = WriteFile(writer, append=bool(flags & FXF_APPEND), readable=readable)
         elif flags & FXF_READ:
-            entry = await self.session.stat(path)
-            handle = ReadFile(await self.session.open_read(path), entry)
+            reader = await self.session.open_read(path)
+            entry = getattr(reader, "entry", None)  # a local file's, taken as it was opened
+            if entry is None:
+                try:
+                    entry = await self.session.stat(path)
+                except BaseException:
+                    await reader.discard()
+                    raise
+            handle = ReadFile(reader, entry)
         else:
             raise SFTPError(FX_BAD_MESSAGE, "Open for neither reading nor writing.")
         return handle

@@ -18,11 +18,13 @@ from ...errors import AlreadyExists, Invalid, NotFound, Unavailable
 from ...models import Source
 from ...threads import Threads
 from ..interface import Budget, Committed, Finished, Found, SpaceInfo
-from ..paths import TEMP_PREFIX, Entry, virtual
+from ..paths import TEMP_PREFIX, Entry, entry_from_stat, virtual
 from .handles import ReadAhead, Reader, Writer
 from .partials import LocalPartials, find_partials, remove_partial_under
 from .socket_send import memory_check
 from .tree import DIR_MODE, FILE_MODE, Location, Tree, os_error, sweep_uploads
+
+SMALL_FILE = 64 << 10  # a file up to this size is read whole when it is opened for a download
 
 
 def _copy_into(src_fd: int, dst_fd: int) -> int:
@@ -110,6 +112,7 @@ class LocalStorage:
     resizes = True
     renames_open_uploads = True
     rename_onto_itself_does_nothing = False
+    begins_uploads_blind = True
 
     def __init__(self, threads: Threads, tree: Tree, read_ahead: ReadAhead):
         self._threads = threads
@@ -141,12 +144,15 @@ class LocalStorage:
             )
 
     async def open_reader(self, parts: list[str], where: str, finished: Finished) -> Reader:
-        fd, real_path, size, check = await self._threads.work(self._open_read, parts)
-        return Reader(self._threads, fd, real_path, size, finished, self._read_ahead, check)
+        fd, real_path, st, check, whole = await self._threads.work(self._open_read, parts)
+        reader = Reader(self._threads, fd, real_path, st.st_size, finished, self._read_ahead, check, whole)
+        reader.entry = entry_from_stat(parts[-1], st)
+        return reader
 
-    def _open_read(self, parts: list[str]) -> tuple[int, str, int, str | None]:
-        """The open file, its path, size, and how a socket send learns which of its
-        pages are in memory (socket_send.memory_check, asked here, off the reactor)."""
+    def _open_read(self, parts: list[str]) -> tuple[int, str, os.stat_result, str | None, bytes | None]:
+        """The open file, its path, its stat, how a socket send learns which of its
+        pages are in memory (socket_send.memory_check, asked here, off the reactor),
+        and a small file's bytes, read in the same trip (its READs then need none)."""
         with self.tree.locate(parts) as location:
             if location.name is None:
                 raise Invalid("/ is a folder.")
@@ -158,7 +164,16 @@ class LocalStorage:
             if not stat.S_ISREG(st.st_mode):
                 os.close(fd)
                 raise Invalid(f"{location.path} is a folder, not a file.")
-            return fd, location.path, st.st_size, memory_check(fd, st.st_dev)
+            whole = None
+            if st.st_size <= SMALL_FILE:
+                try:
+                    whole = os.pread(fd, SMALL_FILE + 1, 0)
+                except OSError as e:
+                    os.close(fd)
+                    raise os_error(e, location.path) from None
+                if len(whole) > SMALL_FILE:
+                    whole = None  # it grew since the fstat: read as a big one
+            return fd, location.path, st, memory_check(fd, st.st_dev), whole
 
     # -- writing --------------------------------------------------------------------
 
@@ -179,14 +194,23 @@ class LocalStorage:
         committed: Committed,
         uploads: set,
     ) -> Writer:
-        location = await self._threads.work(self.tree.locate, parts)
-        try:
-            temp_name, fd, start = await self._threads.work(
-                self._create_temp, location, replaced is not None and not truncate
-            )
-        except BaseException:
-            location.close()
-            raise
+        location, temp_name, fd, start = await self._threads.work(
+            self._locate_and_create_temp, parts, replaced is not None and not truncate
+        )
+        return await self._writer(location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads)
+
+    async def _writer(
+        self,
+        location: Location,
+        temp_name: str,
+        fd: int,
+        start: int,
+        replaced: int | None,
+        exclusive: bool,
+        budget: Budget,
+        committed: Committed,
+        uploads: set,
+    ) -> Writer:
         writer = Writer(
             self._threads, location, temp_name, fd, start, budget, replaced, committed, uploads, no_replace=exclusive
         )
@@ -197,6 +221,37 @@ class LocalStorage:
                 await writer.abort()
                 raise
         return writer
+
+    async def begin_upload_blind(
+        self, parts: list[str], truncate: bool, exclusive: bool, budget: Budget, committed: Committed, uploads: set
+    ) -> tuple[Found | None, Writer]:
+        """`upload_target` and `begin_upload` in one trip to the disk thread: what stands
+        at the name, and an upload to it (the caller checks the rules on the first, and
+        aborts the second when they refuse)."""
+        found, location, temp_name, fd, start = await self._threads.work(self._look_and_create_temp, parts, truncate)
+        replaced = found[1] if found is not None else None
+        return found, await self._writer(
+            location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads
+        )
+
+    def _look_and_create_temp(self, parts: list[str], truncate: bool) -> tuple[Found | None, Location, str, int, int]:
+        location = self.tree.locate(parts)
+        try:
+            found = _found(location.lstat())
+            copy = found is not None and found[0] != "dir" and not truncate
+            return (found, location, *self._create_temp(location, copy))
+        except BaseException:
+            location.close()
+            raise
+
+    def _locate_and_create_temp(self, parts: list[str], copy_existing: bool) -> tuple[Location, str, int, int]:
+        """The upload's folder and its temporary file there, in one trip to the disk thread."""
+        location = self.tree.locate(parts)
+        try:
+            return (location, *self._create_temp(location, copy_existing))
+        except BaseException:
+            location.close()
+            raise
 
     def _create_temp(self, location: Location, copy_existing: bool) -> tuple[str, int, int]:
         temp_name = TEMP_PREFIX + secrets.token_hex(8)

@@ -82,8 +82,10 @@ class Reader:
         on_close: Callable[[int, int], Awaitable[None]],
         read_ahead: ReadAhead | None = None,
         memory_check: str | None = None,
+        whole: bytes | None = None,
     ):
         self._threads = threads
+        self.entry = None  # what the file was when it was opened (its backend fills it in)
         self._read_ahead = read_ahead if read_ahead is not None else ReadAhead()
         self._read_ahead.readers += 1
         self._fd = fd
@@ -95,6 +97,9 @@ class Reader:
         self._window = b""
         self._window_start = 0
         self._window_full = False  # the window holds all it asked for (not the file's end)
+        self._at_end = False  # the window holds the whole file: a read past it is at its end
+        if whole is not None:  # a small file, read whole when it was opened
+            self._window, self._at_end = whole, True
         self._next = None  # the following window, being read in the background
         self._next_start = 0
         self._next_size = 0
@@ -123,7 +128,7 @@ class Reader:
             not self._queue
             and not self._pumping
             and 0 <= start
-            and offset + length <= self._window_start + len(self._window)
+            and (self._at_end or offset + length <= self._window_start + len(self._window))
         ):
             data = self._window[start : start + length]
             self._prefetch(start)
@@ -168,12 +173,13 @@ class Reader:
             raise os_error(e, self.path) from None
         self._window, self._window_start = chunk, self._next_start
         self._window_full = len(chunk) == self._next_size
+        self._at_end = False
 
     async def _fetch(self, offset: int, length: int) -> bytes:
         if self._next is not None and self._next_start <= offset < self._next_start + self._next_size:
             await self._take_next()
         start = offset - self._window_start
-        if 0 <= start and offset + length <= self._window_start + len(self._window):
+        if 0 <= start and (self._at_end or offset + length <= self._window_start + len(self._window)):
             return self._window[start : start + length]  # filled while we waited
         if self._next is not None:  # a jump elsewhere: let the background read finish unused
             await self._drop_next()
@@ -184,6 +190,7 @@ class Reader:
             raise os_error(e, self.path) from None
         self._window, self._window_start = chunk, offset
         self._window_full = len(chunk) == want
+        self._at_end = False
         return chunk[:length]
 
     async def _drop_next(self) -> None:
@@ -725,10 +732,12 @@ class Writer(SharedCommit):
         try:
             if self._error is not None:
                 raise self._error  # a write was refused (quota, disk): nothing of this upload is kept
-            await self._flush()
             await self._lock.acquire()
             try:
-                await self._threads.work(self._finish_on_disk)
+                # what is still buffered goes out in the same trip to the disk thread as the
+                # fsync and the rename (earlier buffers went out before the lock was ours)
+                pieces = [self._take()] if self._chunks else []
+                await self._threads.work(self._finish_on_disk, pieces)
             finally:
                 self._lock.release()
         except OSError as e:
@@ -744,7 +753,10 @@ class Writer(SharedCommit):
         self.location.close()
         await self._commit(self)
 
-    def _finish_on_disk(self) -> None:
+    def _finish_on_disk(self, pieces: list[tuple[list[bytes], int]]) -> None:
+        for chunks, offset in pieces:
+            _pwrite_all(self._fd, chunks, offset)
+            self._synced = False
         if not self._synced:
             os.fsync(self._fd)
         if self.times is not None:

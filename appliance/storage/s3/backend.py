@@ -51,6 +51,7 @@ class S3Storage:
     renames_open_uploads = False
     partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = True
+    begins_uploads_blind = False
 
     def __init__(self, tree: S3Tree):
         self.tree = tree

@@ -79,6 +79,7 @@ class SftpStorage:
     renames_open_uploads = False
     partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = False
+    begins_uploads_blind = False
 
     def __init__(self, tree: RemoteTree):
         self.tree = tree
