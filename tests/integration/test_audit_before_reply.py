@@ -1,0 +1,139 @@
+"""An upload's final status goes out only once its audit row is committed.
+
+The audit log writes its rows by group commit (many rows per transaction): each
+upload must still wait for its own row. These tests hold SQLite's write lock from
+outside (a second connection in BEGIN IMMEDIATE), so the daemon can commit no row,
+upload a file over SFTP, FTP and HTTP, wait until the file is in place on the disk
+(its commit is done and its row is next), and check that the client has no final
+status yet; once the lock is released, the status comes and the row is there."""
+
+from __future__ import annotations
+
+import contextlib
+import ftplib
+import socket
+import threading
+
+import paramiko
+
+from ..api_client import signed_in
+from ..helpers import wait_for
+
+PASSWORD = "user-password-1"
+TIMEOUT = 60
+
+
+@contextlib.contextmanager
+def database_write_lock(daemon):
+    """Hold the database's write lock: the daemon's transactions wait (busy_timeout) until it goes."""
+    conn = daemon.db()
+    conn.isolation_level = None
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+class InBackground(threading.Thread):
+    """Run `fn` in a thread; `finished` is set when it returns (its result or error kept)."""
+
+    def __init__(self, fn):
+        super().__init__(daemon=True)
+        self.fn = fn
+        self.finished = threading.Event()
+        self.result = self.error = None
+        self.start()
+
+    def run(self):
+        try:
+            self.result = self.fn()
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+        finally:
+            self.finished.set()
+
+
+def uploads_of(daemon, username: str, path: str) -> list:
+    return [row for row in daemon.logs("upload") if row["username"] == username and row["path"] == path]
+
+
+def check_held_until_the_row_commits(daemon, username: str, name: str, upload) -> None:
+    """Start `upload` (a function that returns once the client has the final status)
+    with the database locked; the file lands, the status does not come; unlock: it comes."""
+    target = daemon.home(username) / name
+    with database_write_lock(daemon):
+        running = InBackground(upload)
+        wait_for(lambda: target.exists() or running.finished.is_set())
+        assert running.error is None, running.error
+        assert target.exists()
+        # the file is committed on the disk, its row cannot be: no final status yet
+        assert not running.finished.is_set(), "the client had its final status before the audit row was committed"
+    running.join(TIMEOUT)
+    assert running.finished.is_set() and running.error is None, running.error
+    assert len(uploads_of(daemon, username, f"/{name}")) == 1
+
+
+def test_sftp_close_waits_for_the_audit_row(daemon):
+    daemon.add_profile("held-sftp")
+    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
+    transport = paramiko.Transport(sock)
+    try:
+        transport.connect(username="held-sftp", password=PASSWORD)
+        client = paramiko.SFTPClient.from_transport(transport)
+        client.get_channel().settimeout(TIMEOUT)
+
+        def upload():
+            with client.open("/one.bin", "wb") as f:
+                f.write(b"x" * 4096)  # the CLOSE's status is the final one
+
+        check_held_until_the_row_commits(daemon, "held-sftp", "one.bin", upload)
+    finally:
+        transport.close()
+
+
+def test_ftp_226_waits_for_the_audit_row(daemon):
+    daemon.add_profile("held-ftp")
+    ftp = ftplib.FTP()
+    ftp.connect("127.0.0.1", daemon.ftp_port, timeout=TIMEOUT)
+    try:
+        ftp.login("held-ftp", PASSWORD)
+
+        def upload():
+            ftp.storbinary("STOR one.bin", _Bytes(b"y" * 4096))  # returns on the 226
+
+        check_held_until_the_row_commits(daemon, "held-ftp", "one.bin", upload)
+    finally:
+        ftp.close()
+
+
+def test_http_upload_reply_waits_for_the_audit_row(daemon):
+    daemon.add_profile("held-web")
+    api = signed_in(daemon, "held-web", PASSWORD)
+    api.get("files/?path=/")  # signed in and served once before the lock
+
+    def upload():
+        reply = api.post("files/upload/?path=/", raw=_multipart("one.bin", b"z" * 4096), headers=_MULTIPART)
+        assert reply.status == 201, reply.body
+
+    check_held_until_the_row_commits(daemon, "held-web", "one.bin", upload)
+
+
+class _Bytes:
+    def __init__(self, data: bytes):
+        self._data = data
+
+    def read(self, size: int = -1) -> bytes:
+        data, self._data = (self._data, b"") if size < 0 else (self._data[:size], self._data[size:])
+        return data
+
+
+_MULTIPART = {"Content-Type": "multipart/form-data; boundary=XyZ"}
+
+
+def _multipart(name: str, data: bytes) -> bytes:
+    return (
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode() + b'"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
+    )
