@@ -5,6 +5,7 @@ that stat and list report, the same for every storage backend."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -47,8 +48,11 @@ def entry_from_stat(name: str, st: os.stat_result, kind: str | None = None) -> E
     return Entry(name, kind, st.st_size if kind == "file" else 0, st.st_mtime, st.st_atime, st.st_mode & 0o170777)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def has_control(name: str) -> bool:
-    return any(ord(c) < 32 or ord(c) == 127 for c in name)
+    return _CONTROL.search(name) is not None
 
 
 def check_name(name: str) -> None:

@@ -49,18 +49,28 @@ def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float
     return head.encode("ascii") + wire_name(name)
 
 
-def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts) -> str:
-    """The facts part of an MLSD/MLST line (RFC 3659), ending with ';'."""
+def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts, made: dict | None = None) -> str:
+    """The facts part of an MLSD/MLST line (RFC 3659), ending with ';'. A listing
+    passes a dict `made` that keeps the pieces it made (one per kind, per second)."""
+    made = {} if made is None else made
     out = []
     if "type" in facts:
         out.append("type=" + {"dir": "dir", "file": "file", "link": "OS.unix=slink"}.get(name_kind, "OS.unix=other"))
     if "size" in facts and name_kind == "file":
         out.append(f"size={size}")
     if "modify" in facts:
-        out.append("modify=" + mdtm(mtime))
+        second = int(mtime)
+        stamp = made.get(second)
+        if stamp is None:
+            stamp = made[second] = mdtm(mtime)
+        out.append("modify=" + stamp)
     if "perm" in facts:
-        letters = PERM_LETTERS.get(name_kind, ())
-        out.append("perm=" + "".join(letter for letter, need in letters if need in perms))
+        letters = made.get(name_kind)
+        if letters is None:
+            letters = made[name_kind] = "".join(
+                letter for letter, need in PERM_LETTERS.get(name_kind, ()) if need in perms
+            )
+        out.append("perm=" + letters)
     return "".join(fact + ";" for fact in out)
 
 
@@ -136,8 +146,9 @@ class Listings:
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":
                 return 501, f"{arg} is not a folder."
+            made: dict = {}  # time stamps and perm letters, shared by the lines
             lines = [
-                mlst_facts(kind, size, mtime, perms, self._mlst_facts).encode("ascii") + b" " + wire_name(name)
+                mlst_facts(kind, size, mtime, perms, self._mlst_facts, made).encode("ascii") + b" " + wire_name(name)
                 for name, kind, size, _mode, mtime in sorted(entries)
                 if self._listable(name)
             ]

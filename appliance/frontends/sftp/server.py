@@ -37,6 +37,7 @@ from twisted.conch.ssh.filetransfer import (
     FXP_FSETSTAT,
     FXP_FSTAT,
     FXP_INIT,
+    FXP_NAME,
     FXP_READ,
     FXP_READDIR,
     FXP_WRITE,
@@ -132,14 +133,31 @@ def attributes(entry: Entry) -> dict:
     }
 
 
-def long_name(entry: Entry) -> bytes:
-    """An `ls -l` line, as OpenSSH's sftp shows it."""
+def long_name(entry: Entry, now: float | None = None, stamps: dict | None = None) -> bytes:
+    """An `ls -l` line, as OpenSSH's sftp shows it. A listing passes `now` and a dict
+    `stamps` that keeps the time stamps it made (files of one minute share one)."""
     mode = statmod.filemode(entry.mode)
-    when = time.localtime(entry.mtime)
-    recent = time.time() - entry.mtime < 180 * 86400
-    stamp = time.strftime("%b %d %H:%M" if recent else "%b %d  %Y", when)
+    recent = (time.time() if now is None else now) - entry.mtime < 180 * 86400
+    key = (int(entry.mtime) // 60, recent)
+    stamp = stamps.get(key) if stamps is not None else None
+    if stamp is None:
+        stamp = time.strftime("%b %d %H:%M" if recent else "%b %d  %Y", time.localtime(entry.mtime))
+        if stamps is not None:
+            stamps[key] = stamp
     line = f"{mode} 1 owner group {entry.size:>10} {stamp} {entry.name}"
     return line.encode("utf-8", "surrogateescape")
+
+
+_NAME_ATTRS = struct.Struct("!LQLLLLL")  # flags, size, uid, gid, permissions, atime, mtime
+_ATTR_FLAGS = 0x1 | 0x2 | 0x4 | 0x8  # size, uid/gid, permissions, access and modification times
+NAME_PACKET = 64 << 10  # bytes of names in one READDIR reply, about (OpenSSH takes up to 256 KiB)
+NAME_ENTRIES = 1000  # ... and names in one reply, at most
+
+
+def _u32_time(seconds: float) -> int:
+    """A time as SFTP v3 carries it (32 bits, unsigned): out-of-range times are clamped."""
+    value = int(seconds)
+    return value if 0 <= value <= 0xFFFFFFFF else min(max(value, 0), 0xFFFFFFFF)
 
 
 @implementer(ISFTPFile)
@@ -225,19 +243,57 @@ class WriteFile:
 
 
 class Listing:
-    """An open directory: conch iterates it for READDIR."""
+    """An open directory: READDIR takes its names a packet at a time (`next_names`),
+    each made only when it is sent; conch may iterate it too."""
 
     def __init__(self, entries: list[Entry]):
-        self._items = iter([(e.name.encode("utf-8", "surrogateescape"), long_name(e), attributes(e)) for e in entries])
+        self._entries = entries
+        self._next = 0
+        self._now = time.time()
+        self._stamps: dict = {}  # time stamps made, by minute
+        self._modes: dict = {}  # `ls -l` mode strings made, by mode
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return next(self._items)
+        if self._next >= len(self._entries):
+            raise StopIteration
+        e = self._entries[self._next]
+        self._next += 1
+        return e.name.encode("utf-8", "surrogateescape"), long_name(e, self._now, self._stamps), attributes(e)
+
+    def next_names(self) -> tuple[int, bytes] | None:
+        """The next names as a NAME reply's count and body (up to about NAME_PACKET
+        bytes); None once every name was sent."""
+        entries, start = self._entries, self._next
+        if start >= len(entries):
+            return None
+        parts, size, count = [], 0, 0
+        pack, u32, now, stamps, modes = _NAME_ATTRS.pack, _U32.pack, self._now, self._stamps, self._modes
+        for e in entries[start : start + NAME_ENTRIES]:
+            mode, mtime = e.mode, e.mtime
+            filemode = modes.get(mode)
+            if filemode is None:
+                filemode = modes[mode] = statmod.filemode(mode)
+            recent = now - mtime < 180 * 86400
+            key = (int(mtime) // 60, recent)
+            stamp = stamps.get(key)
+            if stamp is None:
+                stamp = stamps[key] = time.strftime("%b %d %H:%M" if recent else "%b %d  %Y", time.localtime(mtime))
+            name = e.name.encode("utf-8", "surrogateescape")
+            line = f"{filemode} 1 owner group {e.size:>10} {stamp} ".encode() + name
+            parts.append(u32(len(name)) + name + u32(len(line)) + line)
+            parts.append(pack(_ATTR_FLAGS, e.size, 0, 0, mode, _u32_time(e.atime), _u32_time(mtime)))
+            count += 1
+            size += 2 * len(name) + 90
+            if size >= NAME_PACKET:
+                break
+        self._next = start + count
+        return count, b"".join(parts)
 
     def close(self):
-        self._items = iter(())
+        self._entries, self._next = [], 0
 
 
 @implementer(ISFTPServer)
@@ -848,8 +904,18 @@ class SftpProtocol(FileTransferServerBase):
     # Conch answers a request on an unknown handle by logging a KeyError: refuse it as CLOSE does.
 
     def packet_READDIR(self, data):
-        if self._known(data, self.openDirs):
+        if not self._known(data, self.openDirs):
+            return
+        handle, _ = getNS(data[4:])
+        directory = self.openDirs[handle][0]
+        if not isinstance(directory, Listing):
             super().packet_READDIR(data)
+            return
+        names = directory.next_names()  # in memory: answered at once, many names per reply
+        if names is None:
+            self.send_status(data[:4], FX_EOF, b"End of folder")
+        else:
+            self.sendPacket(FXP_NAME, data[:4] + _U32.pack(names[0]) + names[1])
 
     def packet_FSTAT(self, data):
         if self._known(data, self.openFiles):

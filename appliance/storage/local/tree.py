@@ -189,7 +189,8 @@ class Tree:
             entries = []
             with os.scandir(fd) as it:
                 for item in it:
-                    if item.name.startswith(TEMP_PREFIX) or has_control(item.name):
+                    name = item.name
+                    if name.startswith(TEMP_PREFIX) or has_control(name):
                         # a control character (put on the disk some other way) would forge lines in
                         # a client's listing, and such a name cannot be addressed: not listed
                         continue
@@ -197,10 +198,13 @@ class Tree:
                         st = item.stat(follow_symlinks=False)
                     except OSError:
                         continue  # vanished while listing
-                    if stat.S_ISLNK(st.st_mode):
-                        entries.append(self._link_entry(parts, item.name, st))
+                    mode = st.st_mode
+                    if stat.S_ISREG(mode):  # most entries: entry_from_stat's answer, made here
+                        entries.append(Entry(name, "file", st.st_size, st.st_mtime, st.st_atime, mode & 0o170777))
+                    elif stat.S_ISLNK(mode):
+                        entries.append(self._link_entry(parts, name, st))
                     else:
-                        entries.append(entry_from_stat(item.name, st))
+                        entries.append(entry_from_stat(name, st))
             return entries
         finally:
             os.close(fd)
