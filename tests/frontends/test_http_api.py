@@ -358,3 +358,38 @@ def test_api_misses_are_json_and_the_console_falls_back(daemon):
 def test_bad_json_bodies_get_400(daemon, body, status):
     reply = Api(daemon).post("token/", raw=body, headers={"Content-Type": "application/json"})
     assert reply.status == status
+
+
+def test_a_big_folder_is_listed_a_page_at_a_time(daemon):
+    """?page=&page_size= gives one page of a folder (folders first, then by name regardless
+    of case), its count and the links to the pages beside it; the pages put together
+    are the whole listing; without them the whole folder comes, as before."""
+    daemon.add_profile("pager")
+    home = daemon.home("pager")
+    (home / "big").mkdir(parents=True)
+    for i in range(230):
+        (home / "big" / f"{'F' if i % 2 else 'f'}ile-{i:04d}.txt").write_bytes(b"x" * i)
+    for name in ("zeta", "Alpha", "mid"):
+        (home / "big" / name).mkdir()
+    (home / "big" / "link-to-mid").symlink_to(home / "big" / "mid")  # listed as the folder it points to
+    api = signed_in(daemon, "pager", PASSWORD)
+    whole = api.get("files/?path=/big").body
+    assert "count" not in whole and len(whole["entries"]) == 234
+
+    first = api.get("files/?path=/big&page=1&page_size=100")
+    assert first.status == 200, first.body
+    page = first.body
+    assert page["count"] == 234 and page["previous"] is None and len(page["entries"]) == 100
+    assert [e["name"] for e in page["entries"][:4]] == ["Alpha", "link-to-mid", "mid", "zeta"]
+    assert page["entries"][4] == {**page["entries"][4], "name": "file-0000.txt", "type": "file", "size": 0}
+    seen = page["entries"]
+    while page["next"]:
+        page = api.get(page["next"].removeprefix("/api/portal/")).body
+        seen += page["entries"]
+    assert page["previous"] and len(page["entries"]) == 34
+    assert seen == whole["entries"]
+    assert api.get("files/?path=/big&page=9&page_size=100").body["entries"] == []
+    refused = api.get("files/?path=/big&page=x")
+    assert refused.status == 400 and "whole numbers" in refused.body["detail"]
+    not_a_folder = api.get("files/?path=/big/file-0000.txt&page=1")  # refused as the whole listing is
+    assert not_a_folder.status == api.get("files/?path=/big/file-0000.txt").status == 400

@@ -41,7 +41,7 @@ def test_inputs_are_documented_for_the_handlers_that_read_them(daemon):
     profiles = operations["ProfilesApi.listing.get"]
     assert {"page", "page_size", "search", "ordering"} <= {p["name"] for p in profiles["parameters"]}
     files = operations["FilesApi.listing.get"]
-    assert [p["name"] for p in files["parameters"] if p["in"] == "query"] == ["path"]
+    assert [p["name"] for p in files["parameters"] if p["in"] == "query"] == ["path", "page", "page_size"]
     create = operations["ProfilesApi.create.post"]["requestBody"]["content"]["application/json"]["schema"]
     assert create["required"] == ["username", "email"] and create["properties"]["is_admin"] == {"type": "boolean"}
     change = operations["PortalApi.organisation_item.patch"]["requestBody"]

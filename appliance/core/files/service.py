@@ -227,6 +227,23 @@ class FileSession:
             entries[entry.name] = entry
         return list(entries.values())
 
+    async def list_page(self, path: str, offset: int, limit: int) -> tuple[int, list[Entry]]:
+        """(how many entries, the entries from `offset` on, at most `limit`) of the folder
+        at `path`, folders first, then by name regardless of case. A backend that can
+        (`lists_names`) stats only the page's entries: a first page of a folder of
+        50,000 files costs one pass over its names."""
+        parts = split_path(path)
+        self._require("list", virtual(parts))
+        if not self.storage.lists_names or self.own.in_folder(parts):
+            entries = sorted(await self.list(path), key=lambda e: (not e.is_dir, e.name.lower(), e.name))
+            return len(entries), entries[offset : offset + limit]
+        names = await self.storage.list_names(parts)
+        folders = sorted(sorted(name for name, is_dir in names if is_dir), key=str.lower)  # by name, then case
+        files = sorted(sorted(name for name, is_dir in names if not is_dir), key=str.lower)
+        page = (folders + files)[offset : offset + limit]
+        entries = await self.storage.list_entries(parts, page) if page else []
+        return len(names), entries
+
     async def open_read(self, path: str) -> Reader:
         """A reader of the file at `path`; of this session's own upload in progress
         there, what it holds so far (and more as it is written; no download is logged)."""

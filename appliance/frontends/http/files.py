@@ -17,9 +17,10 @@ from zope.interface import implementer
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...core.files.tree import split_path, virtual
 from ...errors import Invalid
-from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
+from .api import Resource, authenticate, bearer, client_address, json_api, paging, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
+FILES_PAGE = 100  # entries in a page of a folder's listing, unless page_size says
 RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")  # one range; others (several, other units) are ignored
 
 
@@ -106,8 +107,8 @@ def entry_view(entry: Entry) -> dict:
 
 
 def entries_view(entries: list[Entry]) -> list[dict]:
-    """Folders first, then files, by name."""
-    return [entry_view(e) for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower()))]
+    """Folders first, then files, by name regardless of case (then by case)."""
+    return [entry_view(e) for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower(), e.name))]
 
 
 async def send_file(
@@ -230,10 +231,31 @@ class FilesApi(Resource):
 
     @app.route("/", methods=["GET"])
     async def listing(self, request):
+        """A folder's entries, folders first; with ?page= or ?page_size=, one page of them
+        and the count, next and previous of a paged list (a big folder: only the page's
+        files are looked at)."""
         files = await self._files(request)
         path = files.normalise(self._path(request))
-        entries = await files.list(path)
-        return reply(request, {"path": path, "entries": entries_view(entries)})
+        if not (query(request, "page") or query(request, "page_size")):
+            entries = await files.list(path)
+            return reply(request, {"path": path, "entries": entries_view(entries)})
+        size, offset = paging(request, FILES_PAGE)
+        count, entries = await files.list_page(path, offset, size)
+        number = offset // size + 1
+
+        def link(target: int) -> str:
+            return f"{request.path.decode()}?{urlencode({'path': path, 'page': target, 'page_size': size})}"
+
+        return reply(
+            request,
+            {
+                "path": path,
+                "entries": entries_view(entries),
+                "count": count,
+                "next": link(number + 1) if offset + size < count else None,
+                "previous": link(number - 1) if number > 1 else None,
+            },
+        )
 
     @app.route("/", methods=["DELETE"])
     async def delete(self, request):

@@ -168,7 +168,7 @@ INPUTS: dict[str, dict] = {
     },  # fmt: skip
     "PortalApi.organisation_logo": {"upload": "logo", "raw": ("image/png", "image/jpeg", "image/svg+xml")},
     "PortalApi.branding": {"query": ("subdomain",)},
-    "FilesApi.listing": {"query": ("path",)},
+    "FilesApi.listing": {"query": ("path", *PAGED)},
     "FilesApi.delete": {"query": ("path",)},
     "FilesApi.download": {"query": ("path", "access")},
     "FilesApi.download_link": {"body": _object(("path",), path=STRING)},

@@ -113,6 +113,7 @@ class LocalStorage:
     renames_open_uploads = True
     rename_onto_itself_does_nothing = False
     begins_uploads_blind = True
+    lists_names = True
 
     def __init__(self, threads: Threads, tree: Tree, read_ahead: ReadAhead):
         self._threads = threads
@@ -128,6 +129,12 @@ class LocalStorage:
 
     async def list(self, parts: list[str]) -> list[Entry]:
         return await self._threads.work(self.tree.list, parts)
+
+    async def list_names(self, parts: list[str]) -> list[tuple[str, bool]]:
+        return await self._threads.work(self.tree.names, parts)
+
+    async def list_entries(self, parts: list[str], names: list[str]) -> list[Entry]:
+        return await self._threads.work(self.tree.entries, parts, names)
 
     async def lookup(self, parts: list[str]) -> Found | None:
         return _found(await self._threads.work(self._lstat, parts))

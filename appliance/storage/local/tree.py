@@ -209,6 +209,58 @@ class Tree:
         finally:
             os.close(fd)
 
+    def names(self, parts: list[str]) -> list[tuple[str, bool]]:
+        """(name, is it a folder) of what the folder holds, as `list` would list it, from
+        one pass of the folder with no stat of its files (a link is looked through)."""
+        with self.locate(parts) as location:
+            fd = self.open_dir(location)
+        try:
+            found, links = [], []
+            with os.scandir(fd) as it:
+                for item in it:
+                    try:
+                        if item.is_dir(follow_symlinks=False):
+                            found.append((item.name, True))
+                        elif item.is_symlink():
+                            links.append(item)
+                        else:
+                            found.append((item.name, False))
+                    except OSError:
+                        continue  # vanished while listing
+            for item in links:
+                try:
+                    found.append(
+                        (item.name, self._link_entry(parts, item.name, item.stat(follow_symlinks=False)).is_dir)
+                    )
+                except OSError:
+                    continue
+        finally:
+            os.close(fd)
+        hidden = "/".join(name for name, _ in found)  # no name holds a "/": one search for them all
+        if TEMP_PREFIX in hidden or has_control(hidden):  # as in `list`
+            found = [(n, d) for n, d in found if not n.startswith(TEMP_PREFIX) and not has_control(n)]
+        return found
+
+    def entries(self, parts: list[str], names: list[str]) -> list[Entry]:
+        """The entries of these names in the folder, as `list` makes them (a name gone
+        meanwhile is left out)."""
+        with self.locate(parts) as location:
+            fd = self.open_dir(location)
+        try:
+            entries = []
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    entries.append(self._link_entry(parts, name, st))
+                else:
+                    entries.append(entry_from_stat(name, st))
+            return entries
+        finally:
+            os.close(fd)
+
     def _link_entry(self, parts: list[str], name: str, link_st: os.stat_result) -> Entry:
         """Show a link as what it points to when that is inside the root."""
         try:

@@ -52,6 +52,7 @@ class S3Storage:
     partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = True
     begins_uploads_blind = False
+    lists_names = False
 
     def __init__(self, tree: S3Tree):
         self.tree = tree

@@ -80,6 +80,7 @@ class SftpStorage:
     partials = None  # resumable uploads are staged on the appliance's own disk
     rename_onto_itself_does_nothing = False
     begins_uploads_blind = False
+    lists_names = False
 
     def __init__(self, tree: RemoteTree):
         self.tree = tree
