@@ -9,6 +9,7 @@ import stat
 import time
 
 from ...errors import NotFound
+from .shell import LISTING_KEYS
 from .transfer import MemoryReader, ReadFile
 
 GLOB = re.compile(r"[*?\[]")
@@ -49,29 +50,46 @@ def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float
     return head.encode("ascii") + wire_name(name)
 
 
-def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts, made: dict | None = None) -> str:
-    """The facts part of an MLSD/MLST line (RFC 3659), ending with ';'. A listing
-    passes a dict `made` that keeps the pieces it made (one per kind, per second)."""
-    made = {} if made is None else made
-    out = []
-    if "type" in facts:
-        out.append("type=" + {"dir": "dir", "file": "file", "link": "OS.unix=slink"}.get(name_kind, "OS.unix=other"))
-    if "size" in facts and name_kind == "file":
-        out.append(f"size={size}")
-    if "modify" in facts:
-        second = int(mtime)
-        stamp = made.get(second)
-        if stamp is None:
-            stamp = made[second] = mdtm(mtime)
-        out.append("modify=" + stamp)
-    if "perm" in facts:
-        letters = made.get(name_kind)
-        if letters is None:
-            letters = made[name_kind] = "".join(
-                letter for letter, need in PERM_LETTERS.get(name_kind, ()) if need in perms
+class Facts:
+    """Makes the facts part of MLSD/MLST lines (RFC 3659), ending with ';', for one
+    listing: what is the same for many lines (a kind's type and perm facts, a second's
+    modify stamp) is made once."""
+
+    def __init__(self, perms: frozenset[str], facts):
+        self._perms = perms
+        self._facts = facts
+        self._size = "size" in facts
+        self._modify = "modify" in facts
+        self._kinds: dict[str, tuple[str, str]] = {}
+        self._stamps: dict[int, str] = {}
+
+    def _of_kind(self, kind: str) -> tuple[str, str]:
+        """The type fact and the perm fact of a kind (each "" when not asked for)."""
+        made = self._kinds.get(kind)
+        if made is None:
+            kind_type = {"dir": "dir", "file": "file", "link": "OS.unix=slink"}.get(kind, "OS.unix=other")
+            letters = "".join(letter for letter, need in PERM_LETTERS.get(kind, ()) if need in self._perms)
+            made = self._kinds[kind] = (
+                f"type={kind_type};" if "type" in self._facts else "",
+                f"perm={letters};" if "perm" in self._facts else "",
             )
-        out.append("perm=" + letters)
-    return "".join(fact + ";" for fact in out)
+        return made
+
+    def __call__(self, kind: str, size: int, mtime: float) -> str:
+        kind_type, perm = self._of_kind(kind)
+        size_fact = f"size={size};" if self._size and kind == "file" else ""
+        modify = ""
+        if self._modify:
+            second = int(mtime)
+            modify = self._stamps.get(second)
+            if modify is None:
+                modify = self._stamps[second] = f"modify={mdtm(mtime)};"
+        return kind_type + size_fact + modify + perm
+
+
+def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts) -> str:
+    """The facts part of one MLST line (RFC 3659), ending with ';'."""
+    return Facts(perms, facts)(name_kind, size, mtime)
 
 
 class Listings:
@@ -90,7 +108,7 @@ class Listings:
     async def _entries(self, arg: str, glob_ok: bool = True):
         """(what, [(name, kind, size, mode, mtime)]) for a LIST/NLST/MLSD argument; what
         the argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
-        keys = ("name", "kind", "size", "mode", "modified")
+        keys = LISTING_KEYS
         target = self._resolve(arg or self.cwd)
         segments = self._segments(target)
         shell = self.shell  # a lost connection sets self.shell to None while we wait
@@ -101,11 +119,11 @@ class Listings:
             if not (glob_ok and GLOB.search(name)):
                 raise
             listed = await shell.list(segments[:-1], keys)
-            return "glob", [tuple(values) for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
+            return "glob", [values for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
         if kind != "dir":
             return "file", [(arg, kind, *rest)]
         listed = await shell.list(segments, keys)
-        return "dir", [tuple(values) for _, values in listed]
+        return "dir", [values for _, values in listed]
 
     @staticmethod
     def _listable(name: str) -> bool:
@@ -146,11 +164,11 @@ class Listings:
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":
                 return 501, f"{arg} is not a folder."
-            made: dict = {}  # time stamps and perm letters, shared by the lines
+            facts = Facts(perms, self._mlst_facts)
             lines = [
-                mlst_facts(kind, size, mtime, perms, self._mlst_facts, made).encode("ascii") + b" " + wire_name(name)
+                f"{facts(kind, size, mtime)} {name}".encode("utf-8", "surrogateescape")
                 for name, kind, size, _mode, mtime in sorted(entries)
-                if self._listable(name)
+                if "\r" not in name and "\n" not in name  # as _listable
             ]
             return await self._send_listing(lines)
 

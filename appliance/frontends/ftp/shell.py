@@ -19,6 +19,9 @@ from .transfer import ReadFile, WriteFile
 CHANGES = ("upload", "overwrite", "delete", "rename", "mkdir")
 
 
+LISTING_KEYS = ("name", "kind", "size", "mode", "modified")  # listing.Listings' keys
+
+
 def entry_value(entry: Entry, key: str):
     """One of IFTPShell's stat keys (and 'kind', 'mode', 'name') for an entry."""
     if key == "size":
@@ -98,7 +101,9 @@ class CoreShell:
 
     async def _list(self, path: str, keys) -> list:
         entries = await self.session.list(path)
-        return [(entry.name, [entry_value(entry, key) for key in keys]) for entry in entries]
+        if tuple(keys) == LISTING_KEYS:  # what our own listings ask for: made without a call per value
+            return [(e.name, (e.name, e.kind, e.size, e.mode, e.mtime)) for e in entries]
+        return [(entry.name, tuple(entry_value(entry, key) for key in keys)) for entry in entries]
 
     def openForReading(self, path):
         return as_deferred(self._open_read(self.path(path)))
