@@ -16,7 +16,7 @@ import pytest
 from OpenSSL import SSL
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD
+from ..helpers import ADMIN_PASSWORD, wait_for
 from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
@@ -192,7 +192,9 @@ def test_a_deleted_profiles_upload_in_flight_is_aborted_and_not_saved(daemon):
                 replies.append(ftp.reply())
         conn.close()
     assert (421, "Your account was deleted by an administrator.") in replies, replies
-    assert list(home.iterdir()) == []
+    # the aborted upload's temporary file is removed on a worker thread, which may end
+    # after the client has read the 421 (listings never show it meanwhile)
+    wait_for(lambda: list(home.iterdir()) == [], timeout=20)
 
 
 def test_a_withdrawn_upload_permission_refuses_the_next_upload_on_an_open_session(daemon):

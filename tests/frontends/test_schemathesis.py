@@ -196,5 +196,8 @@ def test_no_operation_answers_a_server_error_to_an_organisation_admin(daemon, ca
 
 def test_no_operation_answers_a_server_error_to_the_operator(daemon, callers, hooks):
     answered = run(daemon, callers["operator"], hooks)
-    assert answered[("POST /api/portal/god/organisations/", 201)]  # it ran as the operator
+    # it ran as the operator: the god/ endpoints answered (an organisation is created only
+    # by the one valid example, whose first admin's name an earlier case may have taken)
+    god = {status for (label, status) in answered if label.split()[1].startswith("/api/portal/god/")}
+    assert min(god) < 300, god
     assert sum(n for (_, status), n in answered.items() if status < 300) > 100
