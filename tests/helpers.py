@@ -317,6 +317,7 @@ class Daemon:
             env=self.env,
             cwd=self.data_dir.parent,
         )
+        log.close()  # the daemon writes to its own copy
         for port in (self.http_port, self.sftp_port, self.ftp_port, self.ops_port):
             try:
                 # generous: a loaded CI machine can take long to import everything

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -111,7 +112,7 @@ def files_under(root: str) -> dict[str, bytes]:
     for folder, _dirs, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
-            found[os.path.relpath(path, root)] = open(path, "rb").read()
+            found[os.path.relpath(path, root)] = Path(path).read_bytes()
     return found
 
 
