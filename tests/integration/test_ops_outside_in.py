@@ -83,6 +83,7 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
             if client.poll() is None:
                 client.kill()
                 client.wait()
+            client.stdout.close()
         daemon.stop()
     assert not (root / "ftp.bin").exists() and not (root / "sftp.bin").exists()
     assert upload_temp_files(root) == []
