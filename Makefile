@@ -71,6 +71,7 @@ deb-deps:
 lint: python
 	$(BIN)/ruff check appliance tests bench bench/run
 	$(BIN)/ruff format --check appliance tests bench bench/run
+	$(BIN)/lint-imports  # the layers: pyproject.toml [tool.importlinter]
 
 test-python: python tools system-deps ui
 	$(BIN)/python -m pytest -q

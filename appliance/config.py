@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
+from .text import control_characters
 
 ENV_PREFIX = "APPLIANCE_"
 
@@ -271,8 +272,6 @@ def _validate(settings: Settings) -> None:
                 f"{origin}: [security] trusted_networks: {network!r} is not an address or network "
                 "(write it like 192.0.2.0/24 or 2001:db8::/32)"
             ) from None
-    from .core.validation import control_characters  # here, not at the top: the core imports this module
-
     for key in ("host", "username", "password", "sender"):
         if control_characters(getattr(settings.smtp, key)):
             raise ConfigError(

@@ -197,9 +197,10 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
             planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))
     core = build_core(settings, reactor, hold_data_dir=True)
     daemon = ApplianceService(core)
+    services = core.services()  # what the front ends see: no store, no thread pools, no data dir
     factories = {}
     for endpoint, description, what, make in planned:
         if what not in factories:
-            factories[what] = make(core)
+            factories[what] = make(services)
         daemon.add_listener(ListenerService(endpoint, description, what, factories[what]))
     return daemon

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..config import Settings
 from ..mail.outbound import Mailer
+from ..netcheck import Destinations
+from ..storage.s3.client import S3Sources
+from ..storage.s3.credentials import WebIdentities
+from ..storage.sealed import SealedSecrets
+from ..storage.sftp.client import RemoteSources
 from ..store import Store
 from ..threads import Threads
+from .access import AccessPolicy
 from .accounts import Accounts
 from .api_tokens import ApiTokens
 from .audit import AuditLog
@@ -19,17 +26,13 @@ from .dashboard import Dashboard
 from .datadir import DataDir
 from .files import FilesService
 from .files.quota import QuotaTracker
-from .files.remote_s3 import S3Sources
-from .files.remote_sftp import RemoteSources
 from .files.resumable import ResumableUploads
-from .files.s3_credentials import WebIdentities
-from .files.sealed import SealedSecrets
+from .health import Health
 from .jobs import Jobs
 from .local_folders import LocalFolders
 from .mailbox_admin import MailboxAdmin
 from .mailboxes import MailboxService
 from .metrics import Metrics
-from .netcheck import Destinations
 from .open_sessions import OpenSessions
 from .organisations import Organisations, Profiles
 from .passwords import Passwords
@@ -37,24 +40,25 @@ from .profile_admin import ProfileAdmin
 from .ratelimit import RateLimiter
 from .sessions import Sessions
 from .shares import Shares
-from .source_admin import SourceAdmin
+from .signin import SignIn
+from .source_admin import SavedSignIns, SourceAdmin
 from .storage import StorageUsage
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
 
 
 @dataclass
-class Core:
-    """The core services, built once by the composition root and handed to front ends."""
+class Services:
+    """What a front end sees of the core: its services, and nothing below them (no
+    store, no thread pools, no data dir). Built by `Core.services()`."""
 
     settings: Settings
     reactor: object
-    data_dir: DataDir
-    threads: Threads
-    store: Store
     audit: AuditLog
     passwords: Passwords
     auth: AuthService
+    access: AccessPolicy
+    signin: SignIn
     organisations: Organisations
     organisation_settings: OrganisationSettings
     profiles: Profiles
@@ -77,6 +81,25 @@ class Core:
     uploads: ResumableUploads
     storage: StorageUsage
     local_folders: LocalFolders
+    health: Health
+    # disk work a front end needs off the reactor: reading a request body Twisted spooled
+    work: Callable
+    # the SSH host keys the SFTP server offers, by kind
+    host_keys: Callable[[], dict[str, bytes]]
+
+
+@dataclass
+class Core(Services):
+    """The core services, built once by the composition root, with what only the root
+    handles (the data dir, the thread pools, the store). Front ends get `services()`."""
+
+    data_dir: DataDir
+    threads: Threads
+    store: Store
+
+    def services(self) -> Services:
+        """The narrow facade the front ends are built with."""
+        return Services(**{field.name: getattr(self, field.name) for field in fields(Services)})
 
 
 def build_core(
@@ -116,17 +139,22 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     audit = AuditLog(store, metrics)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
-    auth = AuthService(store, passwords, audit, throttle, reactor)
+    auth = AuthService(store, audit, throttle, reactor)
+    policy = AccessPolicy(store, reactor)
     allow_loopback = settings.sources.allow_loopback
     remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)
-    identities = WebIdentities(reactor, store, SealedSecrets(data_dir.secret_box()), allow_loopback, destinations)
+    identities = WebIdentities(
+        reactor, SavedSignIns(store), SealedSecrets(data_dir.secret_box()), allow_loopback, destinations
+    )
     s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor, threads, destinations)
-    open_sessions = OpenSessions(store, connections, audit, reactor)
+    open_sessions = OpenSessions(store, connections, audit, reactor, policy=policy)
+    sessions = Sessions(store, data_dir.token_secret(), reactor, policy)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
+    storage = StorageUsage(store, threads, files, reactor)
     return Core(
         settings=settings,
         reactor=reactor,
@@ -136,27 +164,50 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         audit=audit,
         passwords=passwords,
         auth=auth,
-        organisations=Organisations(store, threads, passwords, audit, data_dir.files, reactor, folders),
+        access=policy,
+        signin=SignIn(store, auth, policy, passwords, files, connections, sessions, audit),
+        organisations=Organisations(
+            store,
+            threads,
+            passwords,
+            audit,
+            data_dir.files,
+            reactor,
+            folders,
+            storage=storage,
+            open_sessions=open_sessions,
+            trial_days=settings.server.trial_days,
+        ),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),
         files=files,
         mailboxes=MailboxService(
-            store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics, destinations
+            store, threads, files, data_dir.secret_box(), settings.mail, reactor, metrics, destinations, policy
         ),
         jobs=Jobs(store, audit, reactor),
         connections=connections,
         open_sessions=open_sessions,
         metrics=metrics,
-        sessions=Sessions(store, data_dir.token_secret(), reactor),
+        sessions=sessions,
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
-        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations),
-        profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions),
-        api_tokens=ApiTokens(store, reactor),
-        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders),
+        mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
+        profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
+        api_tokens=ApiTokens(store, reactor, audit, policy),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(
-            store, files, auth, passwords, audit, mailer, data_dir.token_secret(), accounts.console_url, reactor, limits
+            store,
+            files,
+            auth,
+            passwords,
+            audit,
+            mailer,
+            data_dir.token_secret(),
+            accounts.console_url,
+            reactor,
+            limits,
+            policy,
         ),
         uploads=ResumableUploads(
             store,
@@ -169,8 +220,11 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
             sweep_interval=settings.uploads.resumable_sweep_seconds,
             staging_dir=data_dir.path / "uploads" / "staging",
         ),
-        storage=StorageUsage(store, threads, files, reactor),
+        storage=storage,
         local_folders=folders,
+        health=Health(store, threads, files),
+        work=threads.work,
+        host_keys=data_dir.host_keys,
         tls=ReloadableTLS(
             Path(settings.tls.certificate) if settings.tls.certificate else data_dir.tls_certificate,
             Path(settings.tls.private_key) if settings.tls.private_key else data_dir.tls_key,

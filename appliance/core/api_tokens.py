@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 
 from ..errors import Invalid, NotFound, PermissionDenied
 from ..models import from_iso, to_iso
-from ..store import Store, queries
+from ..store import Store
 from ..store import api_tokens as token_queries
 from . import validation
-from .auth import Account, address_allowed
-from .sessions import TokenInvalid
+from .access import AccessPolicy, Account
+from .audit import AuditLog
+from .sessions import TokenInvalid, TokenRefused
 
 SCOPES = ("files", "admin")
 PREFIX = "apl_"
@@ -26,14 +27,17 @@ def _hash(secret: str) -> str:
 
 
 class ApiTokens:
-    def __init__(self, store: Store, clock):
+    def __init__(self, store: Store, clock, audit: AuditLog, policy: AccessPolicy | None = None):
         self._store = store
         self._clock = clock
+        self._audit = audit
+        self._policy = policy or AccessPolicy(store, clock)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    async def create(self, account: Account, body: dict) -> dict:
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate, make and audit a new token: the row, with the whole token (the only time it is shown)."""
         errors: dict[str, list[str]] = {}
         name = body.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -73,6 +77,9 @@ class ApiTokens:
             },
         )
         shown = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
+        await self._told(
+            account, address, f"{account.profile.username} created the API token {shown['name']} ({prefix})"
+        )
         return dict(shown, token=f"{PREFIX}{prefix}_{secret}")
 
     async def list(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
@@ -90,13 +97,24 @@ class ApiTokens:
             raise NotFound("No such token.")
         return token
 
+    async def revoke(self, account: Account, token_id: int, address: str) -> None:
+        """Revoke one of the organisation's tokens (it signs nothing in from now on), audited."""
+        token = await self.get(account, token_id)
+        await self._store.run(token_queries.revoke_token, account.organisation.id, token_id)
+        await self._told(
+            account, address, f"{account.profile.username} revoked the API token {token['name']} ({token['prefix']})"
+        )
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "token", "", message)
+
     @staticmethod
     def looks_like(token: str) -> bool:
         return token.startswith(PREFIX)
 
-    async def account(self, token: str, scope: str | None, address: str) -> Account:
-        """The account a token acts for, if it is valid, has the scope, and its owner
-        may work from `address` (the profile's IP allow-list)."""
+    async def account(self, token: str, scope: str | None, address: str, encrypted: bool = True) -> Account:
+        """The account a token acts for, if it is valid and has the scope, and the access
+        policy lets its owner act now over the API (the web protocol) from `address`."""
         try:
             prefix, secret = token[len(PREFIX) :].split("_", 1)
         except ValueError:
@@ -108,17 +126,11 @@ class ApiTokens:
             raise TokenInvalid("Token is invalid or expired")
         if scope is not None and scope not in row["scopes"]:
             raise PermissionDenied(f"This API token lacks the '{scope}' scope.")
-        profile = await self._store.run(queries.get_profile, row["org_id"], row["created_by"] or 0)
-        if profile is None or not profile.active:
-            raise TokenInvalid("The token's owner is gone or disabled")
-        owner_expires = from_iso(profile.expires_at)
-        if owner_expires is not None and owner_expires <= self._now():
-            raise TokenInvalid("The token's owner's account has expired")
-        if not address_allowed(address, profile.ip_allow):
-            raise TokenInvalid(f"The token's owner may not work from {address}")
+        account = await self._policy.load(row["created_by"] or 0, row["org_id"])
+        if account is None:
+            raise TokenInvalid("The token's owner is gone")
+        refused = self._policy.check(account, protocol="web", address=address, encrypted=encrypted)
+        if refused is not None:
+            raise TokenRefused(refused)
         await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
-        organisation = await self._store.run(queries.get_organisation, profile.org_id)
-        source = (
-            await self._store.run(queries.get_source, profile.org_id, profile.source_id) if profile.source_id else None
-        )
-        return Account(profile, organisation, source)
+        return account

@@ -1,12 +1,21 @@
 """The audit trail: one row per sign-in, transfer and change, with a sentence a
-person can read on the dashboard."""
+person can read on the dashboard; and the trail as admins search and export it
+(their own organisation's rows only; the operator's, any organisation's)."""
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import AsyncIterator, Mapping
+
 from twisted.logger import Logger
 
-from ..models import ACTIONS, LogEntry
+from ..errors import NotFound, PermissionDenied
+from ..models import ACTIONS, LogEntry, to_iso
 from ..store import Store, queries
+from ..store import logs as log_queries
+from . import validation
+from .authority import NOT_ALLOWED, require_operator
 
 log = Logger()
 
@@ -25,6 +34,31 @@ def human_bytes(count: int) -> str:
 def clean(text: str) -> str:
     """Make a value safe inside a one-line log sentence (no CR/LF or controls)."""
     return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+# what a log listing may be filtered by
+FILTERS = ("search", "action", "protocol", "username", "date_from", "date_to")
+COLUMN_NAMES = ("id", "created_at", "username", "protocol", "action", "path", "bytes", "remote_address", "message")
+EXPORT_BATCH = 5000  # rows read from the database per batch of the CSV export
+
+
+def log_filters(given: Mapping[str, str]) -> dict:
+    """The filters of a log listing from what the caller gave (missing ones empty);
+    a date is checked and turned into the stored format (UTC) it is compared with."""
+    filters = {name: str(given.get(name) or "").strip() for name in FILTERS}
+    for name in ("date_from", "date_to"):
+        if filters[name]:
+            filters[name] = to_iso(validation.moment(filters[name], name))
+    return filters
+
+
+def _csv(rows) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        # a leading =, +, - or @ would run as a formula in a spreadsheet
+        writer.writerow(["'" + v if isinstance(v, str) and v.startswith(("=", "+", "-", "@")) else v for v in row])
+    return buffer.getvalue().encode()
 
 
 class AuditLog:
@@ -99,3 +133,41 @@ class AuditLog:
                 message=message,
             )
         )
+
+    # -- the trail as admins read it ---------------------------------------------------
+
+    async def _organisation_of(self, account, org_id: int | None) -> int:
+        """Whose rows `account` reads: its own organisation's (an admin's); another
+        organisation's only for the operator, and only one that exists."""
+        if not account.profile.is_admin:
+            raise PermissionDenied(NOT_ALLOWED)
+        if org_id is None or org_id == account.organisation.id:
+            return account.organisation.id
+        require_operator(account.profile)
+        if await self._store.run(queries.get_organisation, org_id) is None:
+            raise NotFound("No such organisation.")
+        return org_id
+
+    async def search(
+        self, account, given: Mapping[str, str], limit: int, offset: int, org_id: int | None = None
+    ) -> tuple[int, list]:
+        """(count, rows) of the log rows matching the filters `given`, newest first: of
+        `account`'s organisation, or (the operator's view) of the organisation `org_id`."""
+        org_id = await self._organisation_of(account, org_id)
+        return await self._store.run(log_queries.search_logs, org_id, log_filters(given), limit, offset)
+
+    async def export(self, account, given: Mapping[str, str]) -> AsyncIterator[bytes]:
+        """Every row of `account`'s organisation matching the filters, as CSV: the header
+        line, then one chunk per batch read, so the caller writes as the client reads."""
+        org_id = await self._organisation_of(account, None)
+        return self._csv_batches(org_id, log_filters(given))  # the filters are checked before any byte goes out
+
+    async def _csv_batches(self, org_id: int, filters: dict) -> AsyncIterator[bytes]:
+        yield _csv([COLUMN_NAMES])
+        before = None
+        while True:
+            rows = await self._store.run(log_queries.export_logs, org_id, filters, before, EXPORT_BATCH)
+            if not rows:
+                return
+            yield _csv(rows)
+            before = rows[-1][0]

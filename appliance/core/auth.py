@@ -1,8 +1,8 @@
-"""Sign-in: the one function every protocol calls.
+"""Credentials and their guessing: SSH keys, bans and the slowing of repeated failures.
 
-It checks the password (bcrypt, in a thread) or SSH key, then every rule that can
-refuse an otherwise correct sign-in, records the outcome in the audit log, and
-slows repeated failures.
+The sign-in itself (credentials, the access policy, the live session, one audit row)
+is core/signin.py; this module holds what it and share links share: the throttle's
+bans, who may see and lift them, and the wrong-secret bookkeeping.
 """
 
 from __future__ import annotations
@@ -11,47 +11,24 @@ import base64
 import binascii
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from ..errors import AuthenticationFailed
-from ..models import LogEntry, Organisation, Profile, Source, from_iso, to_iso
+from ..models import LogEntry, Profile
 from ..store import Store, queries
-from .addresses import in_networks, networks
-from .audit import PROTOCOL_NAMES, AuditLog, clean
-from .passwords import Passwords, profile_scope
+from .access import Account
+from .audit import AuditLog, clean
 from .throttle import Ban, LoginThrottle, Target
 
+__all__ = ["Account", "AuthService"]  # Account: where the core's modules have always found it
+
 BAD_CREDENTIALS = "Invalid username or password."
-PAYMENT_MISSING = "Organisation payment missing"
-ORGANISATION_DELETED = "Organisation is deleted"
 MAX_USERNAME = 150
-# SSH encrypts before any password is sent; other channels say whether they are encrypted.
-ALWAYS_ENCRYPTED = frozenset({"sftp"})
-TLS_REQUIRED = {
-    "ftp": "This account must use FTPS (AUTH TLS) or SFTP: plain-text FTP passwords are refused.",
-    "web": "This account must sign in over HTTPS: passwords over plain HTTP are refused.",
-}
-TLS_REQUIRED_ANY = "This account must use an encrypted connection (FTPS, SFTP or HTTPS)."
 # Why a sign-in was refused, as AuthenticationFailed.code (the web console shows each its own
-# way). Only "invalid_credentials" and "banned" can come before the password is proven right,
-# and neither tells whether the account exists (no account enumeration).
+# way; the access policy's codes are core.access.Reason). Only "invalid_credentials" and
+# "banned" can come before the password is proven right, and neither tells whether the
+# account exists (no account enumeration).
 INVALID_CREDENTIALS = "invalid_credentials"
 BANNED = "banned"
-REFUSALS = {
-    PAYMENT_MISSING: "payment_missing",
-    ORGANISATION_DELETED: "organisation_deleted",
-}
-
-
-@dataclass(frozen=True)
-class Account:
-    """A signed-in profile with its organisation and source (and its web session's id,
-    when it came from one: what a sign-out ends)."""
-
-    profile: Profile
-    organisation: Organisation
-    source: Source | None
-    session_id: str | None = None
 
 
 def key_blob(line: str) -> bytes | None:
@@ -63,30 +40,6 @@ def key_blob(line: str) -> bytes | None:
         return base64.b64decode(parts[1], validate=True)
     except (binascii.Error, ValueError):
         return None
-
-
-def address_allowed(address: str, allow: tuple[str, ...]) -> bool:
-    """Whether a profile's IP allow-list (empty: any address) lets `address` in."""
-    return not allow or in_networks(address, networks(allow))
-
-
-def requires_tls(profile: Profile, organisation: Organisation) -> bool:
-    """Whether the profile may sign in only over an encrypted channel: its own
-    setting, or its organisation's when it has none."""
-    return organisation.require_tls if profile.require_tls is None else profile.require_tls
-
-
-def organisation_refusal(organisation: Organisation, now: datetime) -> str | None:
-    """Why this organisation's members may not sign in now, or None."""
-    if organisation.status == "deleted":
-        return ORGANISATION_DELETED
-    if organisation.status == "payment_missing":
-        return PAYMENT_MISSING
-    if organisation.status == "trial":
-        ends = from_iso(organisation.trial_ends_at)
-        if ends is not None and ends <= now:
-            return PAYMENT_MISSING
-    return None
 
 
 def user_key(username: str) -> str:
@@ -140,16 +93,12 @@ def ban_view(ban: Ban, org_id: int | None) -> BanView:
 
 
 class AuthService:
-    def __init__(self, store: Store, passwords: Passwords, audit: AuditLog, throttle: LoginThrottle, clock):
+    def __init__(self, store: Store, audit: AuditLog, throttle: LoginThrottle, clock):
         self._store = store
-        self._passwords = passwords
         self._audit = audit
         self._throttle = throttle
         self._clock = clock
-        self.closing = False  # set at shutdown: new sign-ins are refused
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock.seconds(), UTC)
+        self.closing = False  # set at shutdown: new sign-ins are refused (core.signin)
 
     def banned(self, address: str) -> str | None:
         """Why connections from `address` are refused now, or None (front ends call this
@@ -223,8 +172,8 @@ class AuthService:
         return lifted
 
     async def wrong_secret(self, target: Target, address: str) -> None:
-        """A wrong secret that is not a sign-in (a share link's password): slowed and
-        banned like a wrong password for a known username."""
+        """A wrong password or key at sign-in, or a share link's wrong password: counted,
+        slowed and, when repeated, banned."""
         ban = self._throttle.record_failure(target, address)
         if ban is not None:
             await self._banned(ban)
@@ -235,117 +184,9 @@ class AuthService:
         profile = await self._store.run(queries.profile_by_username, username[:MAX_USERNAME])
         return profile is not None and any(key_blob(k) == blob for k in profile.ssh_keys)
 
-    async def login(
-        self,
-        username: str,
-        *,
-        protocol: str,
-        address: str,
-        password: str | None = None,
-        public_key: bytes | None = None,
-        encrypted: bool = False,
-    ) -> Account:
-        """Return the account, or raise AuthenticationFailed with a message to show.
-
-        For `public_key` the caller has already verified the signature, proving the
-        client holds the private key. `encrypted`: the credentials came over TLS
-        (FTP after AUTH TLS, HTTPS); SFTP always is.
-        """
-        username = username.strip()
-        if self.closing:
-            raise AuthenticationFailed("The appliance is restarting; try again in a minute.", code="unavailable")
-        key = user_key(username)
-        self.refuse_if_banned(address, key)  # the address, or this address guessing this name
-        profile = None
-        if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
-            profile = await self._store.run(queries.profile_by_username, username)
-        if profile is not None and not (encrypted or protocol in ALWAYS_ENCRYPTED):
-            # Refused before the password is checked, so a plain-text channel never tells
-            # whether a password is right. Not counted by the throttle: no password is
-            # tried, and one office's misconfigured clients must not get its address banned.
-            organisation = await self._store.run(queries.get_organisation, profile.org_id)
-            if organisation is not None and requires_tls(profile, organisation):
-                await self._failed(profile, username, protocol, address, "plain-text sign-in refused (TLS required)")
-                raise AuthenticationFailed(TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY), code="tls_required")
-        if public_key is not None:
-            ok = profile is not None and any(key_blob(k) == public_key for k in profile.ssh_keys)
-            method = "key"
-        else:
-            # a success is remembered (keyed hash only) so a script's next login skips bcrypt;
-            # every check below still runs on every login
-            ok = await self._passwords.verify(
-                password or "",
-                profile.password_hash if profile else None,
-                scope=profile_scope(profile.id) if profile else None,
-            )
-            method = "password"
-        if not ok:
-            await self._failed(profile, username, protocol, address, f"wrong {method}")
-            target = user_target(key, profile)
-            ban = self._throttle.record_failure(target, address)
-            if ban is not None:
-                await self._banned(ban)
-            await self._throttle.pause(self._throttle.delay(key, address))
-            raise AuthenticationFailed(BAD_CREDENTIALS, code=INVALID_CREDENTIALS)
-
-        organisation = await self._store.run(queries.get_organisation, profile.org_id)
-        refusal = self._refusal(profile, organisation, protocol, address)
-        if refusal is not None:
-            code, message = refusal
-            await self._failed(profile, username, protocol, address, message)
-            raise AuthenticationFailed(message, code=code)
-
+    def succeeded(self, key: str, address: str) -> None:
+        """A right secret for `key` from `address`: its failures are forgiven."""
         self._throttle.record_success(key, address)
-        return await self._signed_in(profile, organisation, protocol, address, method)
-
-    async def first_sign_in(self, profile_id: int, *, protocol: str, address: str) -> Account:
-        """The session first-run setup opens for the admin it has just created (who chose
-        the password a moment ago): counted and audited as every other sign-in."""
-        profile = await self._store.run(queries.get_profile_by_id, profile_id)
-        organisation = await self._store.run(queries.get_organisation, profile.org_id)
-        return await self._signed_in(profile, organisation, protocol, address, "setup")
-
-    async def _signed_in(
-        self, profile: Profile, organisation: Organisation, protocol: str, address: str, method: str
-    ) -> Account:
-        """The outcome of a sign-in every check has let through: last login and the audit row."""
-        source = None
-        if profile.source_id is not None:
-            source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
-        await self._store.run(queries.update_profile, profile.id, {"last_login": to_iso(self._now())})
-        await self._audit.record(
-            LogEntry(
-                org_id=organisation.id,
-                profile_id=profile.id,
-                username=profile.username,
-                protocol=protocol,
-                action="login",
-                remote_address=address,
-                message=f"{clean(profile.username)} signed in over "
-                f"{PROTOCOL_NAMES.get(protocol, protocol)} from {address} ({method})",
-            )
-        )
-        return Account(profile=profile, organisation=organisation, source=source)
-
-    def _refusal(
-        self, profile: Profile, organisation: Organisation, protocol: str, address: str
-    ) -> tuple[str, str] | None:
-        """(code, message) of why a profile whose password was right may not sign in, or None."""
-        now = self._now()
-        refusal = organisation_refusal(organisation, now)
-        if refusal:
-            return REFUSALS[refusal], refusal
-        if not profile.active:
-            return "account_disabled", "This account is disabled. Ask your administrator to enable it."
-        expires = from_iso(profile.expires_at)
-        if expires is not None and expires <= now:
-            return "account_expired", "This account has expired. Ask your administrator to extend it."
-        if protocol not in profile.protocols:
-            name = PROTOCOL_NAMES.get(protocol, protocol)
-            return "protocol_not_allowed", f"{name} access is not enabled for this account. Ask your administrator."
-        if not address_allowed(address, profile.ip_allow):
-            return "address_not_allowed", f"Sign-in from {address} is not allowed for this account."
-        return None
 
     async def _banned(self, ban: Ban) -> None:
         """One audit row per organisation the ban concerns, in its own names only (one
@@ -367,17 +208,3 @@ class AuthService:
                     message=f"{ban.address} banned for {minutes} minutes {why}",
                 )
             )
-
-    async def _failed(self, profile: Profile | None, username: str, protocol: str, address: str, why: str) -> None:
-        await self._audit.record(
-            LogEntry(
-                org_id=profile.org_id if profile else None,
-                profile_id=profile.id if profile else None,
-                username=username[:MAX_USERNAME],
-                protocol=protocol,
-                action="login_failed",
-                remote_address=address,
-                message=f"Failed sign-in as {clean(username[:MAX_USERNAME])!r} over "
-                f"{PROTOCOL_NAMES.get(protocol, protocol)} from {address}: {why}",
-            )
-        )

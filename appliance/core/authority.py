@@ -23,6 +23,7 @@ OPERATOR_ROLE = (
     "it belongs to the account made at setup (use `appliance setup` or the command line)."
 )
 NO_HIGHER_ROLE = "You cannot give a role higher than your own."
+NOT_ALLOWED = "You do not have permission to perform this action."
 
 
 def rank(profile: Profile) -> int:
@@ -44,3 +45,9 @@ def require_grant(actor: Profile, *, is_admin: bool) -> None:
     """Refuse giving the admin role to someone when `actor` does not hold it."""
     if is_admin and rank(actor) < ADMIN:
         raise PermissionDenied(NO_HIGHER_ROLE)
+
+
+def require_operator(actor: Profile) -> None:
+    """Refuse (PermissionDenied) unless `actor` is the operator: the appliance-wide views and changes."""
+    if not actor.is_superuser:
+        raise PermissionDenied(NOT_ALLOWED)

@@ -23,6 +23,7 @@ from ..errors import Invalid
 from ..store import Store
 from ..store import sources as source_queries
 from ..threads import Threads
+from .authority import require_operator
 
 T = TypeVar("T")
 
@@ -93,10 +94,11 @@ class LocalFolders:
         finally:
             self._lock.release()
 
-    async def listing(self) -> list[dict]:
+    async def listing(self, account) -> list[dict]:
         """For the operator: each local source's folder with the organisation that owns it
         (and each organisation's own folder in the data dir), by path; `shared_with` names
         other organisations whose folders overlap it (made before this rule, or by hand)."""
+        require_operator(account.profile)
         folders = await self.folders()
         by_source = {(f.org_id, f.path) for f in folders if f.source_id is not None}
         rows = []

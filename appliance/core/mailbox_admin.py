@@ -1,5 +1,6 @@
 """Mailboxes as admins see and change them: validated fields, the password
-encrypted at rest and never shown, the host checked before it is saved."""
+encrypted at rest and never shown, the host checked before it is saved; every
+change written to the audit log."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from datetime import UTC, datetime
 from ..errors import Invalid, NotFound, Unavailable
 from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
+from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from . import validation
+from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
-from .netcheck import Destinations
 
 CHOICES = {
     "security": ("tls", "starttls", "none"),
@@ -72,8 +74,11 @@ def view(mailbox: Mailbox, last_run: dict | None) -> dict:
 
 
 class MailboxAdmin:
-    def __init__(self, store: Store, threads, secrets, settings, clock, destinations: Destinations):
+    def __init__(
+        self, store: Store, threads, secrets, settings, clock, destinations: Destinations, audit: AuditLog
+    ):  # fmt: skip
         self._destinations = destinations
+        self._audit = audit
         self._store = store
         self._threads = threads
         self._secrets = secrets
@@ -85,6 +90,50 @@ class MailboxAdmin:
         if mailbox is None:
             raise NotFound("No such mailbox.")
         return mailbox
+
+    async def listing(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
+        """(count, the page of mailboxes) of `account`'s organisation; `search` finds them by name."""
+        count, mailboxes = await self._store.run(
+            mailbox_queries.list_mailboxes, account.organisation.id, search, limit, offset
+        )
+        return count, [await self.show(account, mailbox) for mailbox in mailboxes]
+
+    async def item(self, account: Account, mailbox_id: int) -> dict:
+        return await self.show(account, await self.get(account, mailbox_id))
+
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate, save and audit a new mailbox (its host checked first)."""
+        mailbox_id = await self._store.run(mailbox_queries.insert_mailbox, await self.values(account, body))
+        mailbox = await self.get(account, mailbox_id)
+        await self._told(account, address, f"{account.profile.username} created the mailbox {mailbox.name}")
+        return await self.show(account, mailbox)
+
+    async def change(self, account: Account, mailbox_id: int, body: dict, address: str) -> dict:
+        """Validate a change; only what really changes is written and told."""
+        existing = await self.get(account, mailbox_id)
+        values = await self.values(account, body, existing)
+        changed = await self.describe_change(account, existing, values)
+        if changed:
+            await self._store.run(mailbox_queries.update_mailbox, account.organisation.id, mailbox_id, values)
+            await self._told(
+                account, address, f"{account.profile.username} changed the mailbox {existing.name}: {changed}"
+            )
+        return await self.item(account, mailbox_id)
+
+    async def delete(self, account: Account, mailbox_id: int, address: str) -> None:
+        existing = await self.get(account, mailbox_id)
+        await self._store.run(mailbox_queries.delete_mailbox, account.organisation.id, mailbox_id)
+        await self._told(account, address, f"{account.profile.username} deleted the mailbox {existing.name}")
+
+    async def runs(self, account: Account, mailbox_id: int, limit: int, offset: int) -> tuple[int, list]:
+        """(count, the page of runs) of one mailbox, newest first."""
+        await self.get(account, mailbox_id)
+        org_id = account.organisation.id
+        rows = await self._store.run(mailbox_queries.runs, org_id, mailbox_id, limit, offset)
+        return await self._store.run(mailbox_queries.count_runs, org_id, mailbox_id), rows
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "mailbox", "", message)
 
     async def describe_change(self, account: Account, existing: Mailbox, values: dict) -> str:
         """What `values` (from `values()`) change on `existing`, in words ("" when nothing);

@@ -25,13 +25,13 @@ from ..errors import AlreadyExists, ApplianceError, NotFound, Unavailable
 from ..mail import parsing
 from ..mail.imap import ImapConnection
 from ..models import Mailbox, Profile, to_iso
+from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from ..threads import Threads, spawn
-from .auth import Account
+from .access import AccessPolicy, Account
 from .datadir import SecretBox
 from .files import FileSession, FilesService
-from .netcheck import Destinations
 from .validation import control_characters
 
 log = Logger()
@@ -39,11 +39,6 @@ log = Logger()
 TICK = 30.0  # seconds between scheduler looks
 MAX_BACKOFF = 12  # a failing mailbox waits at most this many intervals
 WRITE_CHUNK = 1 << 20
-COLLECTING = ("trial", "active")  # organisation states whose mailboxes are checked
-STOPPED = {
-    "payment_missing": "The organisation's payment is missing: its mailboxes are not checked until it is paid.",
-    "deleted": "The organisation is deleted: its mailboxes are not checked.",
-}
 
 
 @dataclass
@@ -90,7 +85,9 @@ class MailboxService:
         reactor,
         metrics,
         destinations: Destinations,
+        policy: AccessPolicy | None = None,
     ):
+        self._policy = policy or AccessPolicy(store, reactor)
         self._destinations = destinations
         self._store = store
         self._threads = threads
@@ -213,11 +210,12 @@ class MailboxService:
     async def _still_collecting(self, mailbox: Mailbox) -> bool:
         """False once the mailbox is deleted; refused once its organisation may not use
         the appliance (checked before each message, so a change stops a run in flight)."""
-        status = await self._store.run(mailbox_queries.collecting_state, mailbox.id)
-        if status is None:
+        if await self._store.run(mailbox_queries.collecting_state, mailbox.id) is None:
             return False
-        if status not in COLLECTING:
-            raise Unavailable(STOPPED.get(status, f"The organisation is {status}: its mailboxes are not checked."))
+        organisation = await self._store.run(queries.get_organisation, mailbox.org_id)
+        refused = self._policy.organisation(organisation)  # the access policy's organisation half
+        if refused is not None:
+            raise Unavailable(f"{refused.message}: the organisation's mailboxes are not checked.")
         return True
 
     async def _poll(self, mailbox: Mailbox, tally: RunTally) -> None:

@@ -6,9 +6,8 @@ core reads the profile again and, for each of its open connections (found throug
 core.connections' tickets), either:
 
 - ends it with the reason (the front end's `end` callback: FTP's 421, SSH's
-  DISCONNECT), when sign-in would now be refused: profile deleted, deactivated or
-  expired, organisation deleted or unpaid, the protocol or the address withdrawn,
-  TLS now required of a plain-FTP connection;
+  DISCONNECT), when the profile is deleted or the access policy (core/access.py)
+  now refuses it, with the policy's message: the one a new sign-in would get;
   or when the session cannot follow the change: another source or home folder, or
   a quota where there was none (the session's tree and usage are set at sign-in);
 - or refreshes the session's account, so permissions, a quota's new figures and the
@@ -22,23 +21,23 @@ checked every CHECK_INTERVAL seconds.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
 
 from twisted.internet import task
 from twisted.logger import Logger
 
-from ..models import LogEntry, Organisation, Profile, from_iso
-from ..store import Store, queries
+from ..models import LogEntry, Organisation, Profile
+from ..store import Store
 from ..threads import spawn
+from . import access
+from .access import AccessPolicy
 from .audit import PROTOCOL_NAMES, clean
-from .auth import TLS_REQUIRED, TLS_REQUIRED_ANY, Account, address_allowed, organisation_refusal, requires_tls
 
 log = Logger()
 
 CHECK_INTERVAL = 60.0  # seconds between checks of every open connection (expiry, trial ends)
 DELETED = "Your account was deleted by an administrator."
-DEACTIVATED = "Your account was deactivated by an administrator."
-EXPIRED = "Your account has expired. Ask your administrator to extend it."
+DEACTIVATED = access.DISABLED  # the policy's messages, as sign-in says them
+EXPIRED = access.EXPIRED
 MOVED = "An administrator changed where your files are kept: sign in again."
 QUOTA_SET = "An administrator set a quota on your account: sign in again."
 
@@ -47,25 +46,12 @@ def ending(
     profile: Profile | None, organisation: Organisation | None, protocol: str, address: str, now, encrypted: bool = True
 ) -> str | None:
     """Why a connection signed in as `profile` over `protocol` from `address` (over plain
-    text unless `encrypted`) must end now (the message for the client), or None. The rules
-    of sign-in (core.auth)."""
+    text unless `encrypted`) must end now (the message for the client), or None: the
+    access policy's answer, as for a new sign-in."""
     if profile is None or organisation is None:
         return DELETED
-    refusal = organisation_refusal(organisation, now)
-    if refusal is not None:
-        return f"{refusal}: this session has ended."
-    if not profile.active:
-        return DEACTIVATED
-    expires = from_iso(profile.expires_at)
-    if expires is not None and expires <= now:
-        return EXPIRED
-    if protocol not in profile.protocols:
-        return f"An administrator withdrew {PROTOCOL_NAMES.get(protocol, protocol)} access from your account."
-    if not address_allowed(address, profile.ip_allow):
-        return f"An administrator no longer allows your account to connect from {address}."
-    if not encrypted and requires_tls(profile, organisation):
-        return TLS_REQUIRED.get(protocol, TLS_REQUIRED_ANY)
-    return None
+    refused = access.refusal(profile, organisation, now, protocol=protocol, address=address, encrypted=encrypted)
+    return refused.message if refused is not None else None
 
 
 def cannot_follow(session, profile: Profile) -> str | None:
@@ -80,8 +66,17 @@ def cannot_follow(session, profile: Profile) -> str | None:
 
 
 class OpenSessions:
-    def __init__(self, store: Store, connections, audit, clock, interval: float = CHECK_INTERVAL):
+    def __init__(
+        self,
+        store: Store,
+        connections,
+        audit,
+        clock,
+        interval: float = CHECK_INTERVAL,
+        policy: AccessPolicy | None = None,
+    ):
         self._store = store
+        self._policy = policy or AccessPolicy(store, clock)
         self._connections = connections
         self._audit = audit
         self._clock = clock
@@ -107,13 +102,10 @@ class OpenSessions:
                 by_profile[ticket.profile_id].append(ticket)
         ended = 0
         for pid, tickets in by_profile.items():
-            profile = await self._store.run(queries.get_profile_by_id, pid)
-            organisation = source = None
-            if profile is not None:
-                organisation = await self._store.run(queries.get_organisation, profile.org_id)
-                if profile.source_id is not None:
-                    source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
-            now = datetime.fromtimestamp(self._clock.seconds(), UTC)
+            account = await self._policy.load(pid)
+            profile = account.profile if account is not None else None
+            organisation = account.organisation if account is not None else None
+            now = self._policy.now()
             for ticket in tickets:
                 if ticket.closed or ticket.ended:
                     continue  # went away while the store was read
@@ -121,7 +113,7 @@ class OpenSessions:
                 if why is None:
                     why = cannot_follow(ticket.session, profile)
                 if why is None:
-                    ticket.session.refresh(Account(profile, organisation, source))
+                    ticket.session.refresh(account)
                     continue
                 await self._end(ticket, why, deleted=profile is None)
                 ended += 1

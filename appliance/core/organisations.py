@@ -1,5 +1,6 @@
-"""Organisations: first-run setup and creating an organisation with its default
-local source and first admin."""
+"""Organisations: first-run setup, creating an organisation with its default
+local source and first admin, and the operator's view of every organisation
+(list, storage used, status and trial changes, each audited)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..errors import AlreadyExists, Invalid
-from ..models import PERMISSIONS, PROTOCOLS, LogEntry, Organisation, from_iso, to_iso
+from ..errors import AlreadyExists, Invalid, NotFound
+from ..models import ORG_STATUSES, PERMISSIONS, PROTOCOLS, LogEntry, Organisation, from_iso, to_iso
 from ..store import Store, queries
+from ..store import operator as operator_queries
 from ..threads import Threads
 from . import validation
 from .audit import AuditLog, clean
+from .authority import require_operator
 from .changes import Field, describe_change
 from .local_folders import LocalFolders
 from .passwords import Passwords, profile_scope
@@ -28,12 +31,18 @@ class Created:
     subdomain: str
 
 
+OPERATOR_OWN = "The operator's own organisation must stay usable."
+
+
 class Organisations:
     def __init__(
         self, store: Store, threads: Threads, passwords: Passwords, audit: AuditLog, files_root: Path, clock,
-        folders: LocalFolders,
+        folders: LocalFolders, *, storage, open_sessions, trial_days: int,
     ):  # fmt: skip
         self._store = store
+        self._storage = storage  # core.storage: the figures measured in the background
+        self._open_sessions = open_sessions  # core.open_sessions: a status change reaches open connections
+        self._trial_days = trial_days  # [server] trial_days: an organisation the operator makes
         self._folders = folders
         self._threads = threads
         self._passwords = passwords
@@ -134,6 +143,92 @@ class Organisations:
             )
         )
         return Created(org_id, source_id, profile_id, subdomain)
+
+    # -- the operator's view of every organisation ----------------------------------------
+
+    @staticmethod
+    def require_operator(account) -> None:
+        """Refuse (PermissionDenied) anyone but the operator."""
+        require_operator(account.profile)
+
+    async def _get(self, org_id: int) -> Organisation:
+        organisation = await self._store.run(queries.get_organisation, org_id)
+        if organisation is None:
+            raise NotFound("No such organisation.")
+        return organisation
+
+    async def listing(self, account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
+        """(count, the page of organisations) found by name or subdomain, with their members
+        and storage (figures measured in the background: a list never walks a tree)."""
+        self.require_operator(account)
+        count, rows = await self._store.run(operator_queries.list_organisations, search, limit, offset)
+        now = self._now()
+        return count, [dict(describe(o, now), users=users, **self._storage.current(o.id)) for o, users in rows]
+
+    async def item(self, account, org_id: int) -> dict:
+        self.require_operator(account)
+        organisation = await self._get(org_id)
+        return dict(describe(organisation, self._now()), **self._storage.current(org_id))
+
+    async def measure_storage(self, account, org_id: int) -> dict:
+        """Measure an organisation's storage now (bytes and files under its local sources)."""
+        self.require_operator(account)
+        organisation = await self._get(org_id)
+        await self._storage.measure(org_id)
+        return dict(describe(organisation, self._now()), **self._storage.current(org_id))
+
+    async def add(
+        self, account, name: str, subdomain: str | None, username: str, email: str, password: str | None
+    ) -> dict:
+        """The operator makes an organisation (on trial) with its first admin; audited in it."""
+        self.require_operator(account)
+        created = await self.create(
+            name, subdomain or None, username, email, password or None, status="trial", trial_days=self._trial_days
+        )
+        await self._record(account, created.org_id, f"{account.profile.username} created the organisation")
+        return describe(await self._get(created.org_id), self._now())
+
+    async def change(self, account, org_id: int, body: dict) -> dict:
+        """The operator changes an organisation's status or trial end. The operator's own
+        organisation stays usable; only what really changes is written and told; a deleted
+        or unpaid organisation's open sessions end."""
+        self.require_operator(account)
+        existing = await self._get(org_id)
+        changes, errors = {}, {}
+        if "status" in body:
+            if body["status"] not in ORG_STATUSES:
+                errors["status"] = [f"Choose one of: {', '.join(ORG_STATUSES)}."]
+            elif org_id == account.organisation.id and body["status"] in ("deleted", "payment_missing"):
+                errors["status"] = [OPERATOR_OWN]
+            else:
+                changes["status"] = body["status"]
+        if "trial_ends_at" in body:
+            try:
+                value = body["trial_ends_at"]
+                changes["trial_ends_at"] = to_iso(validation.moment(value, "trial_ends_at")) if value else None
+            except Invalid as e:
+                errors.update(e.fields)
+        if errors:
+            raise Invalid("Some fields are not valid.", errors)
+        changed = describe_organisation_change(existing, changes)
+        if changed:
+            await self._store.run(queries.update_organisation, org_id, changes)
+            await self._record(account, org_id, f"The operator {account.profile.username} changed {changed}")
+            await self._open_sessions.check(org_id=org_id)
+        return describe(await self._get(org_id), self._now())
+
+    async def _record(self, account, org_id: int, message: str) -> None:
+        """An operator's change, in the log of the organisation it changed."""
+        await self._audit.record(
+            LogEntry(
+                org_id=org_id,
+                profile_id=account.profile.id,
+                username=account.profile.username,
+                protocol="web",
+                action="organisation",
+                message=message,
+            )
+        )
 
 
 COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")

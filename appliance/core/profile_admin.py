@@ -1,4 +1,5 @@
-"""Profiles as admins see and change them, with every field validated."""
+"""Profiles as admins see and change them, with every field validated, every
+change written to the audit log, and invitations for profiles made without a password."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from . import validation
+from .accounts import Accounts
+from .audit import AuditLog
 from .auth import Account
 from .authority import OPERATOR_ROLE, require_authority, require_grant
 from .changes import Field, describe_change
@@ -72,9 +75,20 @@ def _string_list(value, name: str, errors: dict) -> list[str] | None:
     return value
 
 
+def _not_mailed(account: Account, profile: Profile, invitation) -> str:
+    return (
+        f"The invitation of {profile.username} could not be mailed to {profile.email} ({invitation.error}); "
+        f"its link was shown to {account.profile.username}"
+    )
+
+
 class ProfileAdmin:
-    def __init__(self, store: Store, passwords: Passwords, clock, open_sessions=None):
+    def __init__(
+        self, store: Store, passwords: Passwords, clock, open_sessions, audit: AuditLog, accounts: Accounts
+    ):  # fmt: skip
         self._store = store
+        self._audit = audit
+        self._accounts = accounts
         self._passwords = passwords
         self._clock = clock
         self._open_sessions = open_sessions  # core.open_sessions: changes reach open connections
@@ -84,6 +98,61 @@ class ProfileAdmin:
         if profile is None:
             raise NotFound("No such profile.")
         return profile
+
+    async def listing(
+        self, account: Account, search: str, ordering: str, limit: int, offset: int
+    ) -> tuple[int, list[dict]]:
+        """(count, the page of profiles) of `account`'s organisation, found by `search`, sorted by `ordering`."""
+        count, profiles = await self._store.run(
+            profile_queries.list_profiles, account.organisation.id, search, ordering, limit, offset
+        )
+        return count, [view(profile) for profile in profiles]
+
+    async def item(self, account: Account, profile_id: int) -> dict:
+        return view(await self.get(account, profile_id))
+
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate, save and audit a new profile. Without a password the person chooses
+        one from an invitation (refused before the profile is made when no invitation may
+        be sent now); whether it was mailed, and when not its link, goes back to this admin."""
+        if not body.get("password"):
+            self._accounts.check_invite(account, body.get("email"))
+        profile = await self._insert(account, body)
+        await self._told(account, address, f"{account.profile.username} created the profile {profile.username}")
+        if body.get("password"):
+            return view(profile)
+        invitation = await self._accounts.invite(account, profile)
+        if not invitation.mailed:
+            await self._told(account, address, _not_mailed(account, profile, invitation))
+        return {**view(profile), "invitation": invitation.reply()}
+
+    async def change(self, account: Account, profile_id: int, body: dict, address: str) -> dict:
+        """Validate a change; only what really changes is written and told."""
+        existing = await self.get(account, profile_id)
+        values = await self.values(account, body, existing)
+        changed = await self.describe_change(account, existing, values)
+        if changed:
+            await self.update(account, existing, values)
+            await self._told(account, address, f"{account.profile.username} changed {existing.username}: {changed}")
+        return await self.item(account, profile_id)
+
+    async def invite(self, account: Account, profile_id: int, address: str) -> dict:
+        """Mail the profile a link to choose its password (again): what became of it."""
+        profile = await self.get(account, profile_id)
+        invitation = await self._accounts.invite(account, profile)
+        await self._told(account, address, f"{account.profile.username} invited {profile.username}")
+        if not invitation.mailed:
+            await self._told(account, address, _not_mailed(account, profile, invitation))
+        return invitation.reply()
+
+    async def remove(self, account: Account, profile_id: int, address: str) -> None:
+        """The admin's delete of a profile (see `delete`), audited."""
+        existing = await self.get(account, profile_id)
+        await self.delete(account, existing)
+        await self._told(account, address, f"{account.profile.username} deleted the profile {existing.username}")
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "profile", "", message)
 
     async def values(self, account: Account, body: dict, existing: Profile | None = None) -> dict:
         """The validated columns `body` sets on `existing` (None: a new profile), refused
@@ -228,7 +297,7 @@ class ProfileAdmin:
             names[source_id] = source.name if source else f"#{source_id}"
         return describe_change(vars(existing), values, FIELDS, {"source_id": lambda v: names.get(v, "none")})
 
-    async def create(self, account: Account, body: dict) -> Profile:
+    async def _insert(self, account: Account, body: dict) -> Profile:
         values = await self.values(account, body)
         try:
             profile_id = await self._store.run(queries.insert_profile, values)

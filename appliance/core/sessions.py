@@ -6,8 +6,8 @@ refresh token works once (it is rotated); a used, revoked or expired one is
 refused. Signing out ends the session: its refresh tokens are revoked and its
 access tokens refused at once (a set of ended sessions kept in memory, backed by
 the database so it survives a restart for as long as their access tokens live). Tokens issued before the profile's last password change,
-or for a profile now deleted, disabled, expired or without web access, are refused
-too (every request reads the profile again, so an admin's change holds at once).
+or for a profile now deleted, are refused too; every request reads the profile again
+and asks the access policy (core/access.py), so an admin's change holds at once.
 
 Download links: a signed `access` value (core/signed.py, as share links use) that
 lets a plain browser request download one file of one profile for a minute, so the
@@ -27,7 +27,7 @@ from ..models import from_iso, to_iso
 from ..store import Store, queries
 from ..store import sessions as session_queries
 from . import signed
-from .auth import Account, address_allowed
+from .access import AccessPolicy, Account, Refusal
 
 ACCESS_LIFETIME = timedelta(minutes=15)
 DOWNLOAD_LINK_SECONDS = 60
@@ -45,11 +45,22 @@ class TokenInvalid(AuthenticationFailed):
         self.token_type = token_type
 
 
+class TokenRefused(TokenInvalid):
+    """The access policy refuses the profile of a valid token now: the refusal's
+    message and code (HTTP: an organisation's refusal is a 403, a profile's a 401)."""
+
+    def __init__(self, refusal: Refusal, token_type: str = "access"):
+        super().__init__(refusal.message, token_type)
+        self.refusal = refusal
+        self.code = refusal.code
+
+
 class Sessions:
-    def __init__(self, store: Store, secret: bytes, clock):
+    def __init__(self, store: Store, secret: bytes, clock, policy: AccessPolicy | None = None):
         self._store = store
         self._secret = secret
         self._clock = clock
+        self._policy = policy or AccessPolicy(store, clock)
         self._ended: dict[str, float] | None = None  # session id -> when its last access token expires
 
     async def _ended_sessions(self) -> dict[str, float]:
@@ -111,14 +122,14 @@ class Sessions:
         await self._store.run(session_queries.remember_refresh, jti, profile_id, to_iso(expires), session_id)
         return {"access": access, "refresh": refresh}
 
-    async def refresh(self, token: str, address: str | None = None) -> dict[str, str]:
-        """A new pair for a refresh token, which is spent; refused from an `address`
-        the profile's IP allow-list does not (or no longer) allow."""
+    async def refresh(self, token: str, address: str | None = None, encrypted: bool = True) -> dict[str, str]:
+        """A new pair for a refresh token, which is spent; refused when the access policy
+        refuses the profile now (from `address`, over TLS or not)."""
         claims = self._decode(token, "refresh")
         profile_id = await self._store.run(session_queries.use_refresh, claims["jti"], to_iso(self._now()))
         if profile_id is None or profile_id != claims["user_id"]:
             raise TokenInvalid("Token is blacklisted", "refresh")
-        await self._account(claims, "refresh", address)
+        await self._account(claims, "refresh", address, encrypted)
         session_id = claims.get("sid") if isinstance(claims.get("sid"), str) else None
         if session_id and session_id in await self._ended_sessions():
             raise TokenInvalid("This session was signed out: sign in again", "refresh")
@@ -151,13 +162,13 @@ class Sessions:
         for session_id in [s for s, t in ended.items() if t < now]:
             del ended[session_id]
 
-    async def account(self, token: str, address: str | None = None) -> Account:
-        """The account an access token stands for (organisation refusals are the caller's),
-        used from `address`: refused where the profile's IP allow-list does not (or no
-        longer) allow it, as a new sign-in would be, and once its session was signed out."""
+    async def account(self, token: str, address: str | None = None, encrypted: bool = True) -> Account:
+        """The account an access token stands for, used from `address`: refused
+        (AccessRefused) where a new sign-in would be, and once its session was signed out."""
         claims = self._decode(token, "access")
         await self._refuse_ended(claims, "access")
-        return dataclasses.replace(await self._account(claims, "access", address), session_id=claims["sid"])
+        account = await self._account(claims, "access", address, encrypted)
+        return dataclasses.replace(account, session_id=claims["sid"])
 
     def download_access(self, account: Account, path: str) -> tuple[str, int]:
         """A value that downloads `path` (a normalised path of the profile's) as that
@@ -182,26 +193,22 @@ class Sessions:
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)  # its session was signed out
         claims = {"user_id": int(profile_id), "iat": until - DOWNLOAD_LINK_SECONDS}
         try:
-            return await self._account(claims, "access")  # disabled, or the password changed since: refused
-        except TokenInvalid:
+            return await self._account(claims, "access")
+        except TokenRefused:  # the policy's refusal: its own reason
+            raise
+        except TokenInvalid:  # the password changed since
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID) from None
 
-    async def _account(self, claims: dict, token_type: str, address: str | None = None) -> Account:
-        profile = await self._store.run(queries.get_profile_by_id, claims["user_id"])
-        if profile is None or not profile.active:
-            raise TokenInvalid("User not found or inactive", token_type)
-        expires = from_iso(profile.expires_at)
-        if expires is not None and expires <= self._now():
-            raise TokenInvalid("User account has expired", token_type)
-        if "web" not in profile.protocols:
-            raise TokenInvalid("Web access is not enabled for this account", token_type)
-        if address is not None and not address_allowed(address, profile.ip_allow):
-            raise TokenInvalid(f"Your account may not be used from {address}", token_type)
-        changed = await self._store.run(queries.password_changed_at, profile.id)
+    async def _account(
+        self, claims: dict, token_type: str, address: str | None = None, encrypted: bool = True
+    ) -> Account:
+        account = await self._policy.load(claims["user_id"])
+        if account is None:
+            raise TokenInvalid("User not found", token_type)
+        refused = self._policy.check(account, protocol="web", address=address, encrypted=encrypted)
+        if refused is not None:
+            raise TokenRefused(refused, token_type)
+        changed = await self._store.run(queries.password_changed_at, account.profile.id)
         if changed and from_iso(changed).timestamp() > claims["iat"] + 1:
             raise TokenInvalid("Token is invalid or expired", token_type)  # the password changed since
-        organisation = await self._store.run(queries.get_organisation, profile.org_id)
-        source = None
-        if profile.source_id is not None:
-            source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
-        return Account(profile, organisation, source)
+        return account

@@ -33,8 +33,9 @@ from ..models import LogEntry, Share, from_iso, to_iso
 from ..store import Store, queries
 from ..store import shares as share_queries
 from . import signed, validation
+from .access import AccessPolicy, Account, Reason
 from .audit import AuditLog, clean
-from .auth import Account, AuthService, organisation_refusal
+from .auth import AuthService
 from .authority import require_authority
 from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
@@ -64,6 +65,11 @@ LIMIT_REACHED = "This link has reached its download limit."
 ITEM_GONE = "The shared file or folder no longer exists."
 PASSWORD_NEEDED = "This link is protected by a password."
 WRONG_PASSWORD = "The password is not right."
+# the access policy's refusals of the sharer's own account, told to a visitor who has none
+OWNER_REFUSED = {
+    Reason.ACCOUNT_DISABLED: "This link no longer works: the account that shared it is disabled.",
+    Reason.ACCOUNT_EXPIRED: "This link no longer works: the account that shared it has expired.",
+}
 ACCESS_EXPIRED = "The access to this link has expired: enter the password again."
 DROP_BOX = "This link is a drop box: it takes uploads only."
 NOT_A_DROP_BOX = "This link does not take uploads."
@@ -126,8 +132,10 @@ class Shares:
         console_url: Callable[[], str],
         clock,
         limits: RateLimiter | None = None,
+        policy: AccessPolicy | None = None,
     ):
         self._limits = limits if limits is not None else RateLimiter(clock)
+        self._policy = policy or AccessPolicy(store, clock)
         self._store = store
         self._files = files
         self._auth = auth
@@ -389,34 +397,29 @@ class Shares:
         share = await self._store.run(share_queries.share_by_token, _hash(token)) if token else None
         if share is None:
             raise NotFound(NO_LINK)
-        organisation = await self._store.run(queries.get_organisation, share.org_id)
-        profile = await self._store.run(queries.get_profile, share.org_id, share.profile_id)
-        if organisation is None or profile is None:
+        account = await self._policy.load(share.profile_id, share.org_id)
+        if account is None:
             raise NotFound(NO_LINK)
         now = self._now()
-        refusal = organisation_refusal(organisation, now)
-        if refusal is not None:
-            await self._refused(share, address, refusal)
-            raise PermissionDenied(refusal)
+        # the sharer's account: the access policy, without protocol or address (the
+        # visitor is not the sharer and comes from anywhere)
+        refused = self._policy.check(account, protocol=None, address=None)
+        if refused is not None and refused.organisation:
+            await self._refused(share, address, refused.message)
+            raise PermissionDenied(refused.message)
         if share.revoked:
             reason = REVOKED
         elif share.expires_at and from_iso(share.expires_at) <= now:
             reason = EXPIRED
         elif share.max_downloads is not None and share.downloads >= share.max_downloads:
             reason = LIMIT_REACHED
-        elif not profile.active:
-            reason = "This link no longer works: the account that shared it is disabled."
-        elif profile.expires_at and from_iso(profile.expires_at) <= now:
-            reason = "This link no longer works: the account that shared it has expired."
+        elif refused is not None:
+            reason = OWNER_REFUSED[refused.reason]
         else:
             reason = None
         if reason is not None:
             await self._refused(share, address, reason)
             raise Gone(reason)
-        source = (
-            await self._store.run(queries.get_source, share.org_id, profile.source_id) if profile.source_id else None
-        )
-        account = Account(profile, organisation, source)
         unlocked = share.password_hash is None
         if not unlocked and access:
             if not self._access_valid(share, access):

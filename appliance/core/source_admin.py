@@ -1,12 +1,10 @@
 """Sources as admins see and change them. A local source is a folder under the
 data dir's own folder for the organisation or under the configured [sources]
 local_roots, never another organisation's folder, so a tenant's admin cannot
-reach the host's disk. A remote SFTP source is checked (host allowed, connection,
-host key, sign-in, folder) before it is saved; its host key fingerprint is
-pinned then when not given; its password and private key are encrypted at rest
-and never shown. An S3 source is checked the same way (endpoint host allowed,
-endpoint reachable, credentials accepted, bucket there and listable); its secret
-key is encrypted at rest and never shown.
+reach the host's disk (that check is here, as it depends on LocalFolders). A
+remote SFTP or S3 source's config is checked by its backend before it is saved
+(storage/sftp/config.py, storage/s3/config.py, reached through the registry):
+secrets are encrypted at rest and never shown.
 
 An S3 source may sign in with OpenID Connect instead of keys (config.auth "oauth2"):
 it is saved without a check, in the status "authorize", until an admin signs in
@@ -14,32 +12,26 @@ with the provider in the browser (`authorize`, then `finish_sign_in` when the
 console's /admin/sources/callback page hands back the code and state: OAuth2
 authorization code with PKCE S256). The provider's refresh token is then kept
 sealed in the config and never shown; at connection time it is exchanged for
-temporary keys (core/files/s3_credentials.py)."""
+temporary keys (storage/s3/credentials.py)."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 import secrets
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit
-
-from twisted.conch.ssh import keys
 
 from ..errors import ApplianceError, Invalid, NotFound
 from ..models import Source, from_iso, to_iso
+from ..storage.registry import SourceConfig
+from ..storage.s3 import credentials as oauth
 from ..store import Store, queries
 from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
 from . import validation
+from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
-from .files import s3_credentials as oauth
-from .files.remote_s3 import Bucket
-from .files.remote_sftp import Remote, RemoteProblem, normalise_fingerprint
-from .files.tree import split_path
 from .local_folders import LocalFolders
 
 
@@ -179,8 +171,11 @@ def folder_problem(path: Path, create: bool = False) -> str | None:
 
 
 class SourceAdmin:
-    def __init__(self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders):
+    def __init__(
+        self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders, audit: AuditLog
+    ):  # fmt: skip
         self._store = store
+        self._audit = audit
         self._folders = folders
         self._threads = threads
         self._files = files
@@ -193,6 +188,70 @@ class SourceAdmin:
         if source is None:
             raise NotFound("No such source.")
         return source
+
+    # -- the admin's use cases: each validates, writes, audits and answers the source as shown
+
+    async def listing(self, account: Account, search: str, limit: int, offset: int) -> tuple[int, list[dict]]:
+        """(count, the page of sources) of `account`'s organisation; `search` finds them by name."""
+        count, sources = await self._store.run(
+            source_queries.list_sources, account.organisation.id, search, limit, offset
+        )
+        default = account.organisation.default_source_id
+        return count, [view(source, default) for source in sources]
+
+    async def item(self, account: Account, source_id: int) -> dict:
+        return view(await self.get(account, source_id), account.organisation.default_source_id)
+
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Validate and save a new source, check it (a local one's folder is made), and
+        make it the default when {"default": true} says so."""
+        source_id, make_default = await self._insert(account, body)
+        source = await self._check_saved(account, source_id)
+        await self._told(account, address, f"{account.profile.username} created the source {source.name}")
+        default = account.organisation.default_source_id
+        if make_default:
+            default = await self._make_default(account, source, address)
+        return view(source, default)
+
+    async def change(self, account: Account, source_id: int, body: dict, address: str) -> dict:
+        """Change a source; {"default": true} makes it the organisation's default source.
+        Only what really changes is written and told; the source is checked again."""
+        existing = await self.get(account, source_id)
+        make_default, changed = await self._write_change(account, existing, body)
+        default = account.organisation.default_source_id
+        if make_default and existing.id != default:
+            default = await self._make_default(account, existing, address)
+        if changed:
+            await self._told(
+                account, address, f"{account.profile.username} changed the source {existing.name}: {changed}"
+            )
+        return view(await self._check_saved(account, source_id, existing), default)
+
+    async def delete(self, account: Account, source_id: int, address: str) -> None:
+        """Delete a source, unless it is the organisation's default or profiles or mailboxes
+        use it: they would lose their files without a word (their source was set to none)."""
+        existing = await self.get(account, source_id)
+        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, existing.id)
+        if found is not None:
+            default, profiles, mailboxes = found
+            raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
+        await self._told(account, address, f"{account.profile.username} deleted the source {existing.name}")
+
+    async def check(self, account: Account, source_id: int) -> dict:
+        """Try the source now and keep what was found (its status, its last error)."""
+        checked = await self._check(account, await self.get(account, source_id))
+        return view(checked, account.organisation.default_source_id)
+
+    async def _make_default(self, account: Account, source: Source, address: str) -> int:
+        """New profiles (and mailboxes without a source) get this source from now on."""
+        await self._store.run(source_queries.set_default_source, account.organisation.id, source.id)
+        await self._told(
+            account, address, f"{account.profile.username} made {source.name} the organisation's default source"
+        )
+        return source.id
+
+    async def _told(self, account: Account, address: str, message: str) -> None:
+        await self._audit.change(account, "web", address, "source", "", message)
 
     async def _allowed_path(self, account: Account, raw) -> str:
         """The stored path: relative to the data dir for the organisation's own folder.
@@ -228,7 +287,7 @@ class SourceAdmin:
         own = Path(os.path.realpath(data / "files" / subdomain))
         return data, own, Path(os.path.realpath(own / wanted))
 
-    async def create(self, account: Account, body: dict) -> tuple[int, bool]:
+    async def _insert(self, account: Account, body: dict) -> tuple[int, bool]:
         """Validate and insert a new source: (its id, whether it should become the default).
         A local one is checked and written under the folders lock."""
 
@@ -256,7 +315,7 @@ class SourceAdmin:
         new.update({key: None for key in old if key.startswith("config.") and "config" in values and key not in new})
         return describe_change(old, new, FIELDS)
 
-    async def change(self, account: Account, existing: Source, body: dict) -> tuple[bool, str]:
+    async def _write_change(self, account: Account, existing: Source, body: dict) -> tuple[bool, str]:
         """Validate and write a change: (whether it should become the default, what
         changed in words, "" when nothing). A local folder is checked and written under
         the folders lock."""
@@ -301,12 +360,9 @@ class SourceAdmin:
         if ("config" in body or existing is None) and "type" not in errors:
             config = body.get("config") if isinstance(body.get("config"), dict) else {}
             try:
-                if kind == "sftp":
-                    values["config"] = await self._sftp_config(config, existing)
-                elif kind == "s3":
-                    values["config"] = await self._s3_config(config, existing)
-                else:
-                    values["config"] = {"path": await self._allowed_path(account, config.get("path"))}
+                values["config"] = await self._config_check(account, kind).clean(
+                    config, existing.config if existing is not None else {}
+                )
             except Invalid as e:
                 errors.update(e.fields or {"config": [e.message]})
         if errors:
@@ -319,29 +375,28 @@ class SourceAdmin:
             values.update(type=kind, org_id=account.organisation.id, created_at=to_iso(self._now()))
         return values
 
+    def _config_check(self, account: Account, kind: str) -> SourceConfig:
+        """How a config of this type is checked: the backend's own (storage/<type>/config.py,
+        through the registry); a local folder's here (`_allowed_path`), as which folder this
+        organisation may use depends on the other organisations' sources (LocalFolders)."""
+        if kind == "local":
+            return _LocalConfig(self, account)
+        check = self._files.backends.config(kind)
+        if check is None:
+            message = f"Sources of type {kind} are not available on this appliance."
+            raise Invalid(message, {"type": [message]})
+        return check
+
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    async def make_default(self, account: Account, source: Source) -> None:
-        """New profiles (and mailboxes without a source) get this source from now on."""
-        await self._store.run(source_queries.set_default_source, account.organisation.id, source.id)
-
-    async def delete(self, account: Account, source: Source) -> None:
-        """Delete the source, unless it is the organisation's default or profiles or mailboxes use it:
-        they would lose their files without a word (their source was set to none)."""
-        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, source.id)
-        if found is None:
-            return
-        default, profiles, mailboxes = found
-        raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
-
-    async def check_saved(self, account: Account, source_id: int, before: Source | None = None) -> Source:
+    async def _check_saved(self, account: Account, source_id: int, before: Source | None = None) -> Source:
         """Check a source just created (`before` None) or changed: a local source's
         folder is made when it is missing and new (created, or the path changed)."""
         source = await self.get(account, source_id)
-        return await self.check(account, source, create=before is None or before.config != source.config)
+        return await self._check(account, source, create=before is None or before.config != source.config)
 
-    async def check(self, account: Account, source: Source, create: bool = False) -> Source:
+    async def _check(self, account: Account, source: Source, create: bool = False) -> Source:
         """Try the source and store what was found; `create`: a new local source's folder
         (or the new folder of a changed one) is made when it is missing."""
         found: dict = {}
@@ -381,280 +436,12 @@ class SourceAdmin:
         )
         return await self.get(account, source.id)
 
-    async def _sftp_config(self, config: dict, existing: Source | None) -> dict:
-        """A remote SFTP source's stored config, after a successful connection to it."""
-        old = existing.config if existing is not None and existing.type == "sftp" else {}
-        errors: list[str] = []
-        host = config.get("host", old.get("host", ""))
-        if not isinstance(host, str) or not host.strip():
-            errors.append("Give the remote server's host name or address as config.host.")
-        elif problem := validation.control_problem(host, "config.host"):
-            errors.append(problem)
-        port = config.get("port", old.get("port", 22))
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            errors.append("config.port must be a port number (1-65535).")
-        username = config.get("username", old.get("username", ""))
-        if not isinstance(username, str) or not username.strip():
-            errors.append("Give the user to sign in as on the remote server as config.username.")
-        elif problem := validation.control_problem(username, "config.username"):
-            errors.append(problem)
-        path = config.get("path", old.get("path", ""))
-        if not isinstance(path, str) or len(path) > 4096:
-            errors.append("config.path must be a folder on the remote server (empty: the user's login folder).")
-        elif problem := validation.control_problem(path, "config.path"):
-            errors.append(problem)
-        stored = {k: old[k] for k in ("password_encrypted", "private_key_encrypted") if old.get(k)}
-        password = key = ""
-        secrets = self._files.remote
-        if "password" in config:
-            if not isinstance(config["password"], str) or len(config["password"]) > 1000:
-                errors.append("config.password must be text.")
-            elif problem := validation.control_problem(config["password"], "config.password"):
-                errors.append(problem)
-            else:
-                password = config["password"]
-                stored.pop("password_encrypted", None)
-        elif stored.get("password_encrypted"):
-            password = secrets.open(stored["password_encrypted"])
-        if "private_key" in config:
-            if not isinstance(config["private_key"], str):
-                errors.append("config.private_key must be text.")
-            elif config["private_key"].strip():
-                try:
-                    parsed = keys.Key.fromString(config["private_key"].strip().encode())
-                    if parsed.isPublic():
-                        raise keys.BadKeyError("public")
-                    key = config["private_key"].strip() + "\n"
-                except (keys.BadKeyError, keys.EncryptedKeyError, ValueError):
-                    errors.append(
-                        "config.private_key is not a private key in OpenSSH or PEM format "
-                        "(keys protected by a passphrase are not supported)."
-                    )
-            stored.pop("private_key_encrypted", None)
-        elif stored.get("private_key_encrypted"):
-            key = secrets.open(stored["private_key_encrypted"])
-        if not password and not key and not errors:
-            errors.append("Give the remote account's config.password or config.private_key.")
-        fingerprint = config.get("host_key_fingerprint")
-        if fingerprint:
-            try:
-                fingerprint = normalise_fingerprint(str(fingerprint))
-            except Invalid as e:
-                errors.append(e.message)
-        elif fingerprint is None and (host, port) == (old.get("host"), old.get("port")):
-            fingerprint = old.get("host_key_fingerprint", "")  # unchanged server: keep the pinned key
-        else:
-            fingerprint = ""  # pinned on the first connection below
-        if errors:
-            raise Invalid(errors[0], {"config": errors})
-        remote = Remote(host.strip(), port, username, password, key, fingerprint, path.strip(), secrets.allow_loopback)
-        try:
-            seen = await secrets.check(remote)
-        except RemoteProblem as e:
-            raise Invalid(e.message, {"config": [e.message]}) from None
-        except ApplianceError as e:  # a host refused by the safety check, or one that does not resolve
-            raise Invalid(e.message, {"config": [e.message]}) from None
-        stored.update(host=remote.host, port=port, username=username, path=remote.path, host_key_fingerprint=seen)
-        if password:
-            stored["password_encrypted"] = secrets.seal(password)
-        if key:
-            stored["private_key_encrypted"] = secrets.seal(key)
-        return stored
-
-    async def _s3_config(self, config: dict, existing: Source | None) -> dict:
-        """An S3 source's stored config, after a successful check of its bucket."""
-        old = existing.config if existing is not None and existing.type == "s3" else {}
-        errors: list[str] = []
-
-        def text(name: str, default: str = "") -> str:
-            value = config.get(name, old.get(name, default))
-            if not isinstance(value, str) or len(value) > 1024:
-                errors.append(f"config.{name} must be text.")
-                return default
-            if problem := validation.control_problem(value, f"config.{name}"):
-                errors.append(problem)
-                return default
-            return value.strip()
-
-        def flag(name: str, default: bool) -> bool:
-            value = config.get(name, old.get(name, default))
-            if not isinstance(value, bool):
-                errors.append(f"config.{name} must be true or false.")
-                return default
-            return value
-
-        region = text("region", "us-east-1") or "us-east-1"
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", region):
-            errors.append("config.region must be a region name such as us-east-1.")
-        endpoint = text("endpoint").rstrip("/")
-        if endpoint:
-            url = urlsplit(endpoint)
-            try:
-                url.port  # noqa: B018 - raises for a bad port
-                bad_port = False
-            except ValueError:
-                bad_port = True
-            if (
-                url.scheme not in ("http", "https")
-                or not url.hostname
-                or bad_port
-                or url.username
-                or url.password
-                or url.path not in ("", "/")
-                or url.query
-                or url.fragment
-            ):
-                errors.append(
-                    "config.endpoint must be the S3 service's URL, such as https://s3.example.com:9000 "
-                    "(http or https, a host, an optional port, nothing else); leave it empty for AWS."
-                )
-        bucket = text("bucket")
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", bucket):
-            errors.append("Give the bucket's name as config.bucket (letters, digits, '.', '-' and '_').")
-        prefix = text("prefix")
-        try:
-            prefix = "/".join(split_path(prefix)) if ".." not in prefix.split("/") else None
-        except ApplianceError:
-            prefix = None
-        if prefix is None:
-            errors.append("config.prefix must be a key prefix such as team/files ('/' between names, no '..').")
-            prefix = ""
-        path_style = flag("path_style", False)
-        verify_tls = flag("verify_tls", True)
-        auth = config.get("auth", old.get("auth", "keys"))
-        if auth not in ("keys", "oauth2"):
-            errors.append('config.auth must be "keys" (an access key) or "oauth2" (sign in with OpenID Connect).')
-        elif auth == "oauth2":  # nothing to check before an admin signs in: saved as it is
-            settings = self._oauth_config(config.get("oauth"), old, errors)
-            if errors:
-                raise Invalid(errors[0], {"config": errors})
-            urls = [endpoint or f"https://s3.{region}.amazonaws.com", settings["token_url"]]
-            urls += [settings["sts_endpoint"]] if settings["sts_endpoint"] else []
-            for url in urls:
-                try:
-                    await self._threads.work(oauth.check_host, url, self._files.s3.destinations,
-                                            self._files.s3.allow_loopback)  # fmt: skip
-                except ApplianceError as e:
-                    raise Invalid(e.message, {"config": [e.message]}) from None
-            return {"endpoint": endpoint, "region": region, "bucket": bucket, "prefix": prefix, "path_style": path_style,
-                    "verify_tls": verify_tls, "auth": "oauth2", "oauth": settings}  # fmt: skip
-        access_key = text("access_key")
-        if not access_key:
-            errors.append("Give the access key as config.access_key.")
-        s3 = self._files.s3
-        stored = {k: old[k] for k in ("secret_key_encrypted",) if old.get(k)}
-        secret = ""
-        if "secret_key" in config:
-            if (
-                not isinstance(config["secret_key"], str)
-                or not config["secret_key"]
-                or len(config["secret_key"]) > 1024
-            ):
-                errors.append("config.secret_key must be the access key's secret.")
-            elif problem := validation.control_problem(config["secret_key"], "config.secret_key"):
-                errors.append(problem)
-            else:
-                secret = config["secret_key"]
-        elif stored.get("secret_key_encrypted"):
-            secret = s3.open(stored["secret_key_encrypted"], "secret key of this source")
-        else:
-            errors.append("Give the access key's secret as config.secret_key.")
-        if errors:
-            raise Invalid(errors[0], {"config": errors})
-        target = Bucket(
-            endpoint or f"https://s3.{region}.amazonaws.com",
-            region,
-            bucket,
-            prefix,
-            access_key,
-            secret,
-            path_style,
-            verify_tls,
-            s3.allow_loopback,
-        )
-        try:
-            await s3.check(target)
-        except ApplianceError as e:
-            raise Invalid(e.message, {"config": [e.message]}) from None
-        return {
-            "endpoint": endpoint,
-            "region": region,
-            "bucket": bucket,
-            "prefix": prefix,
-            "access_key": access_key,
-            "secret_key_encrypted": s3.seal(secret),
-            "path_style": path_style,
-            "verify_tls": verify_tls,
-        }
-
-    def _oauth_config(self, given, old: dict, errors: list[str]) -> dict:
-        """config.oauth of an S3 source that signs in with OpenID Connect, as stored (secrets sealed).
-        The saved sign-in is kept while the provider and client stay the same."""
-        before = old.get("oauth") or {} if old.get("auth") == "oauth2" else {}
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            errors.append("config.oauth must be an object: authorize_url, token_url, client_id, client_secret, ...")
-            return {}
-        allow_loopback = self._files.s3.allow_loopback
-
-        def text(name: str, default: str = "", limit: int = 1024) -> str:
-            value = given.get(name, before.get(name, default))
-            if not isinstance(value, str) or len(value) > limit:
-                errors.append(f"config.oauth.{name} must be text.")
-                return default
-            if problem := validation.control_problem(value, f"config.oauth.{name}"):
-                errors.append(problem)
-                return default
-            return value.strip()
-
-        def url(name: str, required: bool) -> str:
-            value = text(name)
-            if not value and not required:
-                return ""
-            problem = url_problem(value, allow_loopback)
-            if problem:
-                errors.append(f"config.oauth.{name} {problem}")
-            return value
-
-        stored = {
-            "authorize_url": url("authorize_url", True),
-            "token_url": url("token_url", True),
-            "client_id": text("client_id"),
-            "scope": text("scope") or "openid",
-            "role_arn": text("role_arn"),
-            "sts_endpoint": url("sts_endpoint", False).rstrip("/"),
-        }
-        if not stored["client_id"]:
-            errors.append("Give the client id the provider gave this appliance as config.oauth.client_id.")
-        if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*", stored["scope"]):
-            errors.append("config.oauth.scope must be scope names separated by spaces, such as openid offline_access.")
-        if stored["role_arn"] and not re.fullmatch(r"arn:[\w+=/,.@:-]{4,2040}", stored["role_arn"]):
-            errors.append(
-                "config.oauth.role_arn must be a role's ARN (arn:aws:iam::123456789012:role/files), or empty."
-            )
-        if "client_secret" in given:
-            secret = given["client_secret"]
-            if not isinstance(secret, str) or len(secret) > 1024:
-                errors.append("config.oauth.client_secret must be text (empty for a public client).")
-            elif problem := validation.control_problem(secret, "config.oauth.client_secret"):
-                errors.append(problem)
-            elif secret:
-                stored["client_secret_encrypted"] = self._files.s3.seal(secret)
-        elif before.get("client_secret_encrypted"):
-            stored["client_secret_encrypted"] = before["client_secret_encrypted"]
-        same_client = all(stored[k] == before.get(k) for k in ("authorize_url", "token_url", "client_id")) and (
-            stored.get("client_secret_encrypted") == before.get("client_secret_encrypted")
-        )
-        if same_client and before.get("refresh_token_encrypted"):
-            stored.update(refresh_token_encrypted=before["refresh_token_encrypted"], grant=before.get("grant", ""))
-        return stored
-
     # -- signing in with a source's OAuth2 provider -----------------------------------------------
 
-    async def authorize(self, account: Account, source: Source, redirect_uri: str) -> str:
+    async def authorize(self, account: Account, source_id: int, redirect_uri: str) -> str:
         """The provider's authorize URL for this source, with a new state and PKCE challenge
         kept for SIGN_IN_TIME (for this admin, this source and this redirect URI only)."""
+        source = await self.get(account, source_id)
         if source.type != "s3" or source.config.get("auth") != "oauth2":
             raise Invalid("This source does not sign in with a provider (its config.auth is not oauth2).")
         settings = source.config.get("oauth") or {}
@@ -682,9 +469,9 @@ class SourceAdmin:
             verifier,
         )
 
-    async def finish_sign_in(self, account: Account, body: dict) -> Source:
+    async def finish_sign_in(self, account: Account, body: dict, address: str) -> dict:
         """The provider sent the admin back with `code` and `state` (or `error`): exchange the code
-        (with the PKCE verifier), keep the refresh token sealed, check the source."""
+        (with the PKCE verifier), keep the refresh token sealed, check the source; audited."""
         state = body.get("state")
         if not isinstance(state, str) or not state or len(state) > 512:
             raise Invalid("The provider sent no state back: start the sign-in again from the source's page.",
@@ -732,7 +519,11 @@ class SourceAdmin:
         settings.update(refresh_token_encrypted=self._files.s3.seal(refresh), grant=secrets.token_hex(8))
         await self._store.run(source_queries.update_source, account.organisation.id, source.id,
                               {"config": {**source.config, "oauth": settings}})  # fmt: skip
-        return await self.check(account, await self.get(account, source.id))
+        checked = await self._check(account, await self.get(account, source.id))
+        await self._told(
+            account, address, f"{account.profile.username} signed the source {source.name} in with its provider"
+        )
+        return view(checked, account.organisation.default_source_id)
 
 
 def waits_for_sign_in(source: Source) -> bool:
@@ -741,23 +532,26 @@ def waits_for_sign_in(source: Source) -> bool:
     return source.config.get("auth") == "oauth2" and not oauth_settings.get("refresh_token_encrypted")
 
 
-def url_problem(value: str, allow_loopback: bool) -> str | None:
-    """Why a provider's URL cannot be used, or None: https (http only for this host, when loopback is allowed)."""
-    parts = urlsplit(value)
-    try:
-        parts.port  # noqa: B018 - raises for a bad port
-    except ValueError:
-        return "has a port that is not a number."
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        return "must be a URL such as https://login.example.com/oauth2/token."
-    if parts.username or parts.password or parts.fragment:
-        return "must not hold a user, password or #fragment."
-    if parts.scheme == "http":
-        loopback = parts.hostname == "localhost"
-        try:
-            loopback = loopback or ipaddress.ip_address(parts.hostname).is_loopback
-        except ValueError:
-            pass
-        if not (loopback and allow_loopback):
-            return "must use https (http only for a provider on this host, when [sources] allow_loopback is on)."
-    return None
+class _LocalConfig:
+    """A local source's config check (registry.SourceConfig) for one organisation's admin."""
+
+    def __init__(self, admin: SourceAdmin, account: Account):
+        self._admin = admin
+        self._account = account
+
+    async def clean(self, config: dict, old: dict) -> dict:
+        return {"path": await self._admin._allowed_path(self._account, config.get("path"))}
+
+
+class SavedSignIns:
+    """Where an S3 source's sign-in with its provider is kept (storage/s3/credentials.py
+    WebIdentities writes through this: the storage never reaches the store)."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    async def save_refresh_token(self, source_id: int, grant: str, sealed: str) -> bool:
+        return await self._store.run(sign_in_queries.save_refresh_token, source_id, grant, sealed)
+
+    async def sign_in_refused(self, source_id: int, grant: str, reason: str, when: str) -> None:
+        await self._store.run(sign_in_queries.sign_in_refused, source_id, grant, reason, when)

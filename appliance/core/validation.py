@@ -7,6 +7,7 @@ import unicodedata
 from datetime import UTC, datetime
 
 from ..errors import Invalid
+from ..text import control_characters, control_problem
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,149}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -32,22 +33,6 @@ def email(value: str) -> str:
 
 
 HIDDEN_HINT = "Use printable characters only (no control or text-direction characters)."
-
-
-def control_characters(value: str) -> bool:
-    """Whether `value` holds a control character: C0 (NUL, tab, CR, LF, ...), DEL or C1.
-    Any of them could end or split a command of another server's protocol (IMAP, SMTP,
-    SFTP, S3) that the value is sent on to, so credentials, hosts, folders and paths an
-    admin enters never hold one."""
-    return any(unicodedata.category(c) == "Cc" for c in value)
-
-
-def control_problem(value: object, label: str) -> str | None:
-    """What is wrong with text (`label`: "The password", "config.host") that holds a control
-    character, for the person who typed it; None when it holds none (or is no text)."""
-    if not isinstance(value, str) or not control_characters(value):
-        return None
-    return f"{label} holds a control character (a line break, a tab or another invisible code): remove it."
 
 
 def no_control_characters(value: str, field: str, label: str) -> str:

@@ -21,8 +21,8 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 from twisted.mail import smtp
 
-from ..core.netcheck import Destinations
-from ..core.validation import control_characters
+from ..netcheck import Destinations
+from ..text import control_characters
 from ..threads import spawn
 
 log = Logger()

@@ -9,7 +9,8 @@ import pytest_twisted
 from twisted.internet import task
 from twisted.internet.defer import Deferred
 
-from appliance.core.auth import address_allowed, key_blob
+from appliance.core.access import address_allowed
+from appliance.core.auth import key_blob
 from appliance.core.throttle import BAN_BASE, BAN_THRESHOLD, FREE_FAILURES, MAX_DELAY, LoginThrottle, Target
 from appliance.errors import AuthenticationFailed
 from appliance.store import queries
@@ -21,7 +22,7 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHb2J7mY1c3x6T7p6xQb2g0dWmzq0cN0Lr9mJ
 
 
 async def login(core, username="alice", password="user-password-1", protocol="sftp", address="127.0.0.1"):
-    return await core.auth.login(username, protocol=protocol, address=address, password=password)
+    return (await core.signin.sign_in(username, protocol=protocol, address=address, password=password)).account
 
 
 @pytest_twisted.ensureDeferred
@@ -96,10 +97,10 @@ async def test_public_key_login(core):
     blob = key_blob(KEY)
     assert await core.auth.accepts_key("alice", blob)
     assert not await core.auth.accepts_key("alice", blob[:-1] + b"x")
-    account = await core.auth.login("alice", protocol="sftp", address="::1", public_key=blob)
+    account = (await core.signin.sign_in("alice", protocol="sftp", address="::1", public_key=blob)).account
     assert account.profile.username == "alice"
     with pytest.raises(AuthenticationFailed):
-        await core.auth.login("alice", protocol="sftp", address="::1", public_key=b"other")
+        await core.signin.sign_in("alice", protocol="sftp", address="::1", public_key=b"other")
 
 
 def test_address_allow_list():

@@ -340,7 +340,7 @@ async def test_pipelined_reads_complete_in_the_order_they_were_asked(core):
 async def test_many_open_downloads_share_the_read_ahead(core, monkeypatch):
     """Hundreds of downloads at once read ahead less each, so their windows fit one
     budget; the bytes stay right whatever the window, and closing gives it back."""
-    from appliance.core.files import handles
+    from appliance.storage.local import handles
 
     session = await session_for(core)
     data = os.urandom(3 * 1024 * 1024 + 5)

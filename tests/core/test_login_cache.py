@@ -27,7 +27,8 @@ def count_bcrypt(core) -> list:
 
 
 async def login(core, password=PASSWORD, protocol="sftp", username="alice"):
-    return await core.auth.login(username, protocol=protocol, address="127.0.0.1", password=password)
+    live = await core.signin.sign_in(username, protocol=protocol, address="127.0.0.1", password=password)
+    return live.account
 
 
 async def logs(core, action: str) -> list[dict]:

@@ -88,7 +88,7 @@ async def test_a_withdrawn_protocol_ends_only_that_protocols_connections(core):
     ftp = await open_connection(core, account, "ftp")
     sftp = await open_connection(core, account, "sftp")
     await change(core, account, protocols=["sftp", "web"])
-    assert ftp.ended == ["An administrator withdrew FTP access from your account."]
+    assert ftp.ended == ["FTP access is not enabled for this account. Ask your administrator."]  # as sign-in says
     assert sftp.ended == []
 
 
@@ -116,7 +116,7 @@ async def test_an_organisation_that_may_not_transfer_ends_its_members_sessions(c
     await core.store.run(queries.update_organisation, account.organisation.id, {"status": "payment_missing"})
     assert await core.open_sessions.check(org_id=account.organisation.id + 1) == 0  # another organisation's
     assert await core.open_sessions.check(org_id=account.organisation.id) == 1
-    assert ftp.ended == ["Organisation payment missing: this session has ended."]
+    assert ftp.ended == ["Organisation payment missing"]  # the access policy's message, as sign-in says it
 
 
 @pytest_twisted.ensureDeferred

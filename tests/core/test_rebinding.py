@@ -14,11 +14,11 @@ import pytest_twisted
 
 from appliance import config
 from appliance.core import build_core
-from appliance.core.files.remote_s3 import Bucket, S3Problem
-from appliance.core.files.remote_sftp import Remote
-from appliance.core.files.s3_credentials import token_request
-from appliance.core.netcheck import Destinations
 from appliance.errors import Invalid
+from appliance.netcheck import Destinations
+from appliance.storage.s3.client import Bucket, S3Problem
+from appliance.storage.s3.credentials import token_request
+from appliance.storage.sftp.client import Remote
 from appliance.store import mailboxes as mailbox_queries
 
 from ..smtpserver import SmtpServer

@@ -67,7 +67,7 @@ async def test_wrong_link_passwords_are_slowed_then_the_address_is_banned(core):
 
     clock = task.Clock()
     clock.advance(time.time())
-    auth = AuthService(core.store, core.passwords, core.audit, LoginThrottle(clock), clock)
+    auth = AuthService(core.store, core.audit, LoginThrottle(clock), clock)
     shares = Shares(core.store, core.files, auth, core.passwords, core.audit, core.mailer, b"k", lambda: "", clock)
     account = await make_account(core)
     session = await core.files.session(account, "web", "127.0.0.1")

@@ -18,8 +18,8 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from appliance.core.files import service, socket_send
-from appliance.core.files.socket_send import ReactorSend, SocketError, StopFlag, memory_check
+from appliance.storage.local import backend, socket_send
+from appliance.storage.local.socket_send import ReactorSend, SocketError, StopFlag, memory_check
 
 from .test_files import session_for
 from .test_upload_buffer import _connected_pair
@@ -209,7 +209,7 @@ async def test_a_download_is_sent_from_the_reactor_or_from_a_thread_when_the_ker
     core, monkeypatch, where
 ):
     if where == "thread":
-        monkeypatch.setattr(service, "memory_check", lambda fd, st_dev: None)
+        monkeypatch.setattr(backend, "memory_check", lambda fd, st_dev: None)
     session = await session_for(core)
     data = os.urandom(3 * socket_send.UNPACED_CHUNK + 17)
     writer = await session.open_write("/out.bin")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 
-from appliance.core.files import handles
 from appliance.errors import QuotaExceeded
+from appliance.storage.local import handles
 
 from .test_files import session_for
 

@@ -159,7 +159,9 @@ def test_a_deactivated_profiles_open_session_can_no_longer_upload(daemon):
         assert (
             signed_in(daemon, "admin", ADMIN_PASSWORD).patch(f"profiles/{profile_id}/", {"active": False}).status == 200
         )
-        with pytest.raises(ftplib.error_temp, match="^421 Your account was deactivated by an administrator"):
+        with pytest.raises(
+            ftplib.error_temp, match="^421 This account is disabled. Ask your administrator to enable it."
+        ):
             f.getresp()  # sent before the server hung up, unasked
         with pytest.raises(ftplib.all_errors):
             f.storbinary("STOR after.txt", io.BytesIO(b"still here"))
@@ -232,7 +234,7 @@ def test_an_organisation_the_operator_marks_unpaid_has_its_open_sessions_ended(d
         assert f.sendcmd("NOOP").startswith("200")
         changed = admin.patch(f"god/organisations/{created.body['id']}/", {"status": "payment_missing"})
         assert changed.status == 200, changed.body
-        with pytest.raises(ftplib.error_temp, match="^421 Organisation payment missing: this session has ended"):
+        with pytest.raises(ftplib.error_temp, match="^421 Organisation payment missing"):
             f.getresp()
     finally:
         f.close()

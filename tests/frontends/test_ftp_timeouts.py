@@ -15,7 +15,7 @@ from twisted.internet.testing import StringTransport
 
 from appliance import config
 from appliance.core.connections import ConnectionLimits, ConnectionSettings
-from appliance.errors import ConfigError
+from appliance.errors import ConfigError, PermissionDenied
 from appliance.frontends.ftp.protocol import FTPFactory
 
 from ..helpers import daemon_with
@@ -114,6 +114,20 @@ def test_the_daemon_logged_no_unhandled_errors(impatient):
     assert "Traceback" not in output
 
 
+class StandInAdmission:
+    """Stands in for core.signin's admission (a ban, then the core's own connection
+    limits) without a database, for the FTP protocol driven over StringTransport."""
+
+    def __init__(self, limits: ConnectionLimits | None = None, refusals: dict[str, str] | None = None):
+        self.limits = limits or ConnectionLimits()
+        self.refusals = refusals or {}
+
+    def admit(self, address: str, protocol: str, *, drop=None, end=None):
+        if address in self.refusals:
+            raise PermissionDenied(self.refusals[address])
+        return self.limits.open(address, protocol, drop=drop, end=end)
+
+
 def test_a_banned_address_is_refused_before_any_sign_in():
     clock = Clock()
     refusals = {"192.0.2.7": "Too many failed sign-ins from 192.0.2.7: try again in 5 minutes."}
@@ -124,7 +138,7 @@ def test_a_banned_address_is_refused_before_any_sign_in():
         idle_timeout=60,
         transfer_timeout=60,
         masquerade=None,
-        banned=refusals.get,
+        admission=StandInAdmission(refusals=refusals),
     )
     for address, expected in (("192.0.2.7", b"421 Too many failed sign-ins"), ("192.0.2.8", b"220 ")):
         protocol = factory.buildProtocol(IPv4Address("TCP", address, 40000))
@@ -145,7 +159,7 @@ def test_connection_limits_of_the_core_apply():
         idle_timeout=60,
         transfer_timeout=60,
         masquerade=None,
-        connections=limits,
+        admission=StandInAdmission(limits),
     )
     peer = IPv4Address("TCP", "192.0.2.9", 40000)
     first, second = factory.buildProtocol(peer), factory.buildProtocol(peer)
@@ -169,7 +183,7 @@ def test_a_full_sign_in_pool_hangs_up_the_busiest_address_for_a_newcomer():
         idle_timeout=60,
         transfer_timeout=60,
         masquerade=None,
-        connections=limits,
+        admission=StandInAdmission(limits),
     )
     sessions = []
     for address in ("192.0.2.10", "192.0.2.10", "192.0.2.11"):

@@ -954,7 +954,7 @@ async def test_sftp_a_disk_error_during_a_read_reaches_the_client_as_the_core_sa
     the coroutine with the failure), not 'Internal error' and a logged traceback."""
     import types
 
-    from appliance.core.files import handles
+    from appliance.storage.local import handles
 
     conn = await sftp_connection(world, "alice")
     try:

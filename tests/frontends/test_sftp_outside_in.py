@@ -13,7 +13,7 @@ from pathlib import Path
 import paramiko
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, wait_for_port
+from ..helpers import ADMIN_PASSWORD, daemon_with, wait_for, wait_for_port
 from .sftp_client import OPTIONS, auth_options, sftp
 
 PASSWORD = "user-password-1"
@@ -121,8 +121,10 @@ def test_a_deactivated_profiles_open_session_is_ended_with_the_reason(daemon, tm
         stderr = raw.process.stderr.read().decode(errors="replace")
     finally:
         raw.close()
-    assert "Your account was deactivated by an administrator." in stderr, stderr
-    assert list(home.iterdir()) == []
+    assert "This account is disabled. Ask your administrator to enable it." in stderr, stderr
+    # the upload is aborted as the connection goes: its temporary file is removed on a
+    # worker thread, which may finish after the client has read the DISCONNECT and gone
+    wait_for(lambda: list(home.iterdir()) == [], timeout=20)
     # and it cannot come back
     result = sftp(daemon, "sftp-leaver", PASSWORD, "ls", tmp_path)
     assert result.returncode != 0 and "disabled" in result.stderr, result.stderr

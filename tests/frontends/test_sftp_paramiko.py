@@ -166,3 +166,47 @@ def test_a_get_that_asks_for_the_whole_file_at_once_is_not_held_in_memory(fresh_
         growth = peak_memory(fresh_daemon.process.pid) - before
     assert sha256(tmp_path / "whole.bin") == digest
     assert growth < 48 << 20, f"the daemon's memory grew by {growth >> 20} MiB"
+
+
+def test_a_download_leaves_little_unread_at_paramiko_on_a_fast_link(daemon, sftp_as, tmp_path, monkeypatch):
+    """paramiko's receive buffer moves everything it holds on every read: the daemon
+    leaves at most compat.PARAMIKO_UNREAD (plus the link's round trip's worth, next
+    to nothing on loopback) unread at it, where it used to fill the whole 2 MiB
+    window whenever the reader fell behind (half the client's CPU went on memmove)."""
+    from appliance.frontends.sftp.compat import PARAMIKO_UNREAD
+
+    most = 0
+    feed = paramiko.buffered_pipe.BufferedPipe.feed
+
+    def counting_feed(pipe, data):
+        nonlocal most
+        feed(pipe, data)
+        most = max(most, len(pipe))
+
+    monkeypatch.setattr(paramiko.buffered_pipe.BufferedPipe, "feed", counting_feed)
+    daemon.add_profile("pk-unread")
+    client = sftp_as("pk-unread")
+    digest = random_file(daemon.home("pk-unread") / "eight.bin", 8 << 20)
+    received = hashlib.sha256()
+    with client.open("/eight.bin", "rb") as f:
+        f.prefetch()  # every READ sent at once, as get() does
+        while chunk := f.read(32 * 1024):
+            received.update(chunk)
+            for _ in range(20_000):  # a reader slower than the link (work, not a sleep)
+                pass
+    assert received.hexdigest() == digest
+    window = client.get_channel().in_window_size
+    assert window >= 4 * PARAMIKO_UNREAD  # else the limit would not be tested
+    assert 0 < most <= PARAMIKO_UNREAD + 64 * 1024, f"{most} bytes were left unread (window {window})"
+
+
+def test_the_unread_allowance_is_for_paramiko_on_a_fast_link_only():
+    from appliance.frontends.sftp.compat import PARAMIKO_UNREAD, unread_allowance
+
+    paramiko_version, window = b"SSH-2.0-paramiko_5.1.0", 2 << 20
+    assert unread_allowance(paramiko_version, window, 0.00002) == PARAMIKO_UNREAD + 20_000
+    assert unread_allowance(paramiko_version, window, 0.02) is None  # a WAN link: the whole window
+    assert unread_allowance(paramiko_version, window, None) is None  # not known: the whole window
+    assert unread_allowance(paramiko_version, 64 << 20, 0.0) == 16 << 20  # past its reopening point
+    assert unread_allowance(paramiko_version, 256 * 1024, 0.0) is None  # a small window: all of it
+    assert unread_allowance(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3", window, 0.0) is None

@@ -1,7 +1,8 @@
 """The virtual filesystem over sources: confinement, permissions, quotas, atomic uploads."""
 
-from .handles import Reader, Writer
-from .service import FileSession, FilesService, SpaceInfo
-from .tree import TEMP_PREFIX, Entry
+from ...storage.interface import SpaceInfo
+from ...storage.local.socket_send import SocketError
+from ...storage.paths import TEMP_PREFIX, Entry
+from .service import FileSession, FilesService, Reader, Writer
 
-__all__ = ["Entry", "FileSession", "FilesService", "Reader", "SpaceInfo", "TEMP_PREFIX", "Writer"]
+__all__ = ["Entry", "FileSession", "FilesService", "Reader", "SocketError", "SpaceInfo", "TEMP_PREFIX", "Writer"]

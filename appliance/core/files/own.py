@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 from twisted.internet.defer import Deferred
 
-from .tree import Entry
+from ...storage.paths import Entry
 
 Key = tuple[str, ...]
 UPLOAD_MODE = 0o100640  # a regular file, as the appliance makes them
@@ -124,38 +124,3 @@ class OwnUploads:
                 waiter: Deferred = Deferred()
                 self._waiters.setdefault(key, []).append(waiter)
                 await waiter
-
-
-class SharedCommit:
-    """The close of an upload a session may hold open in several handles, written once
-    for every storage (handles.Writer, remote_io.RemoteUpload): the last handle's close
-    commits through the storage's own `_commit_now`; an orphaned upload is dropped."""
-
-    _aborted: Exception | None
-    _done: bool
-    _error: Exception | None
-    handles: int
-    orphaned: bool
-    owner: OwnUploads | None
-
-    async def commit(self) -> None:
-        """Make the upload visible under its name and record it (the last handle's close
-        does; an orphaned upload is dropped quietly)."""
-        if self._aborted is not None:
-            raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
-        if self._done:
-            return
-        if self.handles > 1:  # another handle of the session still has it open
-            self.handles -= 1
-            if self._error is not None:
-                raise self._error
-            return
-        if self.orphaned:
-            await self.abort()
-            return
-        finished = self.owner.finishing(self) if self.owner is not None else None
-        try:
-            await self._commit_now()
-        finally:
-            if finished is not None:
-                finished()

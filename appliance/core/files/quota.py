@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from ...errors import QuotaExceeded
 from ...threads import Threads
 from ..audit import human_bytes
-from .tree import Tree
 
 REFRESH = 600.0  # seconds
 
@@ -32,18 +31,9 @@ class QuotaTracker:
         self._clock = clock
         self._usage: dict[str, Usage] = {}
 
-    async def usage(self, tree: Tree) -> Usage:
-        current = self._usage.get(tree.root)
-        if current is None or self._clock.seconds() - current.counted_at > REFRESH:
-            total, files = await self._threads.work(tree.usage)
-            pending = current.pending if current else 0
-            current = Usage(total, files, self._clock.seconds(), pending)
-            self._usage[tree.root] = current
-        return current
-
-    async def remote_usage(self, root: str, count) -> Usage:
-        """`usage` for a tree the files service walks itself (a remote source):
-        `count` is an async callable returning (bytes, files)."""
+    async def usage(self, root: str, count) -> Usage:
+        """The usage of the home `root` (a backend's), counted again when older than
+        REFRESH: `count` is an async callable returning (bytes, files)."""
         current = self._usage.get(root)
         if current is None or self._clock.seconds() - current.counted_at > REFRESH:
             total, files = await count()

@@ -5,10 +5,11 @@ An upload is created with its full length and a target path; its bytes then arri
 over any number of requests, each appended at the recorded offset. They go to a
 hidden partial file in the target's folder (RESUMABLE_PREFIX + the upload's id:
 listings never show it, the crash sweep leaves it alone, and the final rename stays
-on one filesystem). Each append is fsynced before its new offset is recorded, so
-the offset a client is told survives a dropped connection and a restart. An upload
-belongs to its profile, not to the session that began it: a refreshed access token
-continues it, another profile is told it does not exist.
+on one filesystem), which the backend keeps (interface.Partials: local sources,
+storage/local/partials.py). Each append is fsynced before its new offset is recorded,
+so the offset a client is told survives a dropped connection and a restart. An
+upload belongs to its profile, not to the session that began it: a refreshed access
+token continues it, another profile is told it does not exist.
 
 When the last byte arrives the permissions are checked again, the partial file is
 renamed into place (never over an existing file unless overwrite was asked), one
@@ -16,9 +17,9 @@ audit row is written and the upload's row is removed. Uploads left untouched for
 `expire_after` seconds are removed by a periodic job; partial files without a row
 (a crash between creating one and recording it) are removed at start-up.
 
-Remote sources (S3, remote SFTP: `files.remote`) have no folder of ours to keep a
-partial file in, so their uploads are *staged* on the appliance's own disk: the
-bytes go to `staging_dir/<upload id>` (mode 0600; the row's temp_name is STAGED +
+Remote sources (S3, remote SFTP: their backend has no `partials`) have no folder
+of ours to keep a partial file in, so their uploads are *staged* on the appliance's
+own disk: the bytes go to `staging_dir/<upload id>` (mode 0600; the row's temp_name is STAGED +
 the id, which tells a staging from an in-tree partial without a schema change),
 with the same rules (the quota reserved at creation, offsets, expiry, the start-up
 sweep of stagings no row knows). Appends do not touch the remote at all. When the
@@ -42,7 +43,6 @@ expires as any other if it is never sent.
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import posixpath
@@ -68,22 +68,22 @@ from ...errors import (
     Unavailable,
 )
 from ...models import Source, from_iso, to_iso
+from ...storage.local.partials import append_at, remove_files
+from ...storage.local.tree import os_error
+from ...storage.paths import RESUMABLE_PREFIX, split_path
 from ...store import Store, queries
 from ...store import uploads as upload_queries
 from ...store.uploads import UploadRow
 from ...threads import Threads, spawn
 from ..audit import AuditLog
 from ..auth import Account
-from .service import FILE_MODE, FilesService
-from .tree import RESUMABLE_PREFIX, Tree, os_error, split_path, virtual
+from .service import FilesService
 
 log = Logger()
 
 DEFAULT_MAX_SIZE = 1 << 40  # 1 TiB
 DEFAULT_EXPIRE_AFTER = 24 * 3600  # seconds after the last append
 DEFAULT_SWEEP_INTERVAL = 600  # seconds between removals of expired uploads
-COPY_CHUNK = 1 << 20  # bytes per read when the body cannot be copied in the kernel
-KERNEL_CHUNK = 64 << 20  # bytes per copy_file_range call
 NO_SUCH_UPLOAD = "No such upload: it finished, was cancelled, or belongs to someone else."
 STAGED = "staged:"  # temp_name of an upload to a remote source: STAGED + id, the file staging_dir/<id>
 STAGING_MODE = 0o600
@@ -226,7 +226,8 @@ class ResumableUploads:
         now = self._clock.seconds()
         expires = now + self.expire_after
         parts = split_path(target)
-        if files.remote:
+        partials = files.storage.partials
+        if partials is None:  # a remote source: staged on the appliance's own disk
             temp_name = STAGED + upload_id
             staged = self._staged_path(upload_id)
 
@@ -240,10 +241,10 @@ class ResumableUploads:
             temp_name = RESUMABLE_PREFIX + upload_id
 
             def make_partial():
-                return self._threads.work(_create_partial, files.tree, parts, temp_name)
+                return partials.create(parts, temp_name)
 
             def remove_partial():
-                return self._threads.work(_remove_partial, files.tree, parts, temp_name)
+                return partials.remove(parts, temp_name)
 
         self._creating.add(temp_name)
         try:
@@ -322,9 +323,7 @@ class ResumableUploads:
                         _append_staged, str(self._staged_path(row.id)), offset, body, size
                     )
                 else:
-                    written = await self._threads.work(
-                        _append_partial, files.tree, parts, row.temp_name, offset, body, size
-                    )
+                    written = await files.storage.partials.append(parts, row.temp_name, offset, body, size)
             except NotFound:
                 await self._discard(row)
                 raise Gone("The upload's partial file is gone: start the upload again.") from None
@@ -378,20 +377,19 @@ class ResumableUploads:
         for source in sources:
             if source.type != "local":
                 continue
-            root = str(self._files.source_root(source))
-            found = await self._threads.work(_find_partials, root)
+            found = await self._files.local.find_partials(source)
             if not found:
                 continue
             creating = set(self._creating)  # read before the rows: see create()
             known = await self._store.run(upload_queries.temp_names, source.id)
             orphans = [path for path in found if os.path.basename(path) not in known | creating]
-            removed += await self._threads.work(_unlink_all, orphans)
+            removed += await self._threads.work(remove_files, orphans)
         found = await self._threads.work(_find_staged, str(self.staging_dir))
         if found:
             creating = set(self._creating)
             known = await self._store.run(upload_queries.temp_names_staged)
             orphans = [str(self.staging_dir / name) for name in found if STAGED + name not in known | creating]
-            removed += await self._threads.work(_unlink_all, orphans)
+            removed += await self._threads.work(remove_files, orphans)
         if removed:
             log.info("removed {count} partial resumable uploads without a record", count=removed)
         return removed
@@ -426,7 +424,7 @@ class ResumableUploads:
             files = await self._files.session(account, protocol, address)
         try:
             replaced = await files.check_upload(row.path, overwrite=row.overwrite)
-            await self._threads.work(_commit_partial, files.tree, split_path(row.path), row.temp_name, row.overwrite)
+            await files.storage.partials.commit(split_path(row.path), row.temp_name, row.overwrite)
         except (AlreadyExists, Invalid, NotFound, PermissionDenied) as e:  # it can never complete now
             await self._discard(row)
             if isinstance(e, NotFound):
@@ -505,9 +503,10 @@ class ResumableUploads:
             return
         source = await self._store.run(queries.get_source, row.org_id, row.source_id)
         if source is not None and source.type == "local":
-            home = self._files.source_root(source).joinpath(*split_path(row.home))
             try:
-                await self._threads.work(_remove_partial_under, str(home), split_path(row.path), row.temp_name)
+                await self._files.local.remove_partial(
+                    source, split_path(row.home), split_path(row.path), row.temp_name
+                )
             except Exception as e:  # noqa: BLE001 - the row goes anyway; the start-up sweep retries
                 log.warn("could not remove the partial upload {name}: {error}", name=row.temp_name, error=e)
         await self._store.run(upload_queries.delete_upload, row.id)
@@ -566,7 +565,7 @@ def _append_staged(path: str, offset: int, body, size: int) -> int:
     except OSError as e:
         raise os_error(e, "the upload's staging") from None
     try:
-        return _append_at(fd, offset, body, size)
+        return append_at(fd, offset, body, size)
     except OSError as e:
         raise os_error(e, "the upload's staging") from None
     finally:
@@ -587,141 +586,9 @@ def _find_staged(folder: str) -> list[str]:
         return []
 
 
-def _create_partial(tree: Tree, parts: list[str], temp_name: str) -> None:
-    with tree.locate(parts, follow=False) as location:
-        try:
-            fd = os.open(
-                temp_name,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                FILE_MODE,
-                dir_fd=location.dir_fd,
-            )
-            os.close(fd)
-            os.fsync(location.dir_fd)
-        except OSError as e:
-            raise os_error(e, location.path) from None
-
-
-def _remove_partial(tree: Tree, parts: list[str], temp_name: str) -> None:
-    try:
-        with tree.locate(parts, follow=False) as location:
-            os.unlink(temp_name, dir_fd=location.dir_fd)
-    except (NotFound, FileNotFoundError):
-        pass
-
-
-def _remove_partial_under(home: str, parts: list[str], temp_name: str) -> None:
-    if os.path.isdir(home):
-        _remove_partial(Tree(home), parts, temp_name)
-
-
 def _body_size(body: io.IOBase) -> int:
     """How many bytes the body holds (a cut-off body: as many as arrived)."""
     try:
         return body.seek(0, os.SEEK_END)
     except (ValueError, OSError):  # closed under us: nothing to take
         return 0
-
-
-def _pwrite_all(fd: int, data, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
-        offset += written
-
-
-def _copy_body(body: io.IOBase, fd: int, offset: int, size: int) -> int:
-    """Copy the body's first `size` bytes to `fd` at `offset`: in the kernel when the body
-    is a file (Twisted spools large bodies to one), else through one reused buffer."""
-    done = 0
-    try:
-        body.flush()
-        source = body.fileno()
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        source = None
-    while source is not None and done < size:
-        try:
-            copied = os.copy_file_range(source, fd, min(KERNEL_CHUNK, size - done), done, offset + done)
-        except OSError:
-            copied = 0
-        if copied == 0:
-            break
-        done += copied
-    buffer = memoryview(bytearray(min(COPY_CHUNK, max(size, 1))))
-    try:
-        body.seek(done)
-        while done < size:
-            count = body.readinto(buffer[: min(len(buffer), size - done)])
-            if not count:
-                break
-            _pwrite_all(fd, buffer[:count], offset + done)
-            done += count
-    except ValueError:  # the body was closed under us: keep what was written
-        pass
-    return done
-
-
-def _append_at(fd: int, offset: int, body, size: int) -> int:
-    os.ftruncate(fd, offset)  # bytes past the recorded offset (a crash mid-append) are not the upload's
-    written = _copy_body(body, fd, offset, size)
-    os.fsync(fd)
-    return written
-
-
-def _append_partial(tree: Tree, parts: list[str], temp_name: str, offset: int, body, size: int) -> int:
-    """Append the body at `offset` and fsync; return how many bytes were written."""
-    with tree.locate(parts, follow=False) as location:
-        try:
-            fd = os.open(temp_name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=location.dir_fd)
-        except OSError as e:
-            raise os_error(e, location.path) from None
-    try:
-        return _append_at(fd, offset, body, size)
-    except OSError as e:
-        raise os_error(e, virtual(parts)) from None
-    finally:
-        os.close(fd)
-
-
-def _commit_partial(tree: Tree, parts: list[str], temp_name: str, overwrite: bool) -> None:
-    """Put the partial file in place: atomically, and never over a file unless `overwrite`."""
-    with tree.locate(parts, follow=False) as location:
-        dir_fd = location.dir_fd
-        try:
-            if overwrite:
-                os.rename(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            else:
-                try:  # a hard link fails if the name is taken, with no window for a race
-                    os.link(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-                except OSError as e:
-                    if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
-                        raise
-                    if location.lstat() is not None:  # no hard links here: check, then rename
-                        raise FileExistsError(errno.EEXIST, "exists") from None
-                    os.rename(temp_name, location.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                else:
-                    os.unlink(temp_name, dir_fd=dir_fd)
-            os.fsync(dir_fd)
-        except OSError as e:
-            raise os_error(e, location.path) from None
-
-
-def _find_partials(root: str) -> list[str]:
-    return [
-        os.path.join(folder, name)
-        for folder, _dirs, names in os.walk(root)
-        for name in names
-        if name.startswith(RESUMABLE_PREFIX)
-    ]
-
-
-def _unlink_all(paths: list[str]) -> int:
-    removed = 0
-    for path in paths:
-        try:
-            os.unlink(path)
-            removed += 1
-        except OSError:
-            pass
-    return removed

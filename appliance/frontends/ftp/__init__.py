@@ -1,10 +1,13 @@
 """The FTP front end: twisted.protocols.ftp over the core.
 
 `ftp_factory(core)` is what the composition root listens with. The pieces:
-login.py (portal: one checker over core.auth.login, a realm opening the files),
-shell.py (the IFTPShell over a core FileSession), transfer.py (data connections
-and transfers with backpressure), protocol.py (the control connection), and
-errors.py (the one mapping of core errors to FTP replies).
+login.py (the shared cred adapter over core.signin, its session as a CoreShell),
+shell.py (the IFTPShell over a core FileSession), protocol.py (the control
+connection and its interpreter, FTPSession, put together from signin.py,
+commands.py, data.py and listing.py: one part of the protocol each), transfer.py
+(data connections and transfers with backpressure), errors.py (the one mapping
+of core errors to FTP replies) and twisted_private.py (the one place that uses
+Twisted's private names).
 """
 
 from __future__ import annotations
@@ -24,8 +27,7 @@ def ftp_factory(core) -> FTPFactory:
         idle_timeout=settings.ftp.idle_timeout,
         transfer_timeout=settings.ftp.transfer_timeout,
         masquerade=masquerade,
-        banned=core.auth.banned,
-        connections=core.connections,
+        admission=core.signin,  # bans, then connection limits
         tls=core.tls,
         require_tls=settings.ftp.require_tls,
         login_grace=settings.ftp.login_grace_time,

@@ -41,6 +41,10 @@ class DataConnectionFailed(Exception):
     """No data connection could be set up or opened: 425."""
 
 
+class BadArgument(Exception):
+    """A malformed argument: 501 with this message."""
+
+
 def ftp_reply(error: BaseException | Failure) -> tuple[int, str]:
     """The reply code and text for an error; unexpected errors are logged with a traceback."""
     failure = error if isinstance(error, Failure) else Failure(error)

@@ -17,14 +17,14 @@ from twisted.internet.error import ConnectionDone, ConnectionLost
 from twisted.internet.interfaces import IConsumer, IHandshakeListener, IPushProducer
 from twisted.logger import Logger
 from twisted.protocols import ftp
-from twisted.protocols.tls import TLSMemoryBIOFactory, TLSMemoryBIOProtocol
+from twisted.protocols.tls import TLSMemoryBIOFactory
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from ...core.files import Reader, Writer
-from ...core.files.handles import SocketError
+from ...core.files import Reader, SocketError, Writer
 from ...threads import as_deferred
 from .errors import DataConnectionFailed
+from .twisted_private import HoldingTLS
 
 log = Logger()
 
@@ -63,7 +63,7 @@ class TLSHandshakeFailed(ConnectionLost):
         return f"The TLS handshake on the data connection failed ({self.args[0] if self.args else 'no detail'})."
 
 
-class DataTLS(TLSMemoryBIOProtocol):
+class DataTLS(HoldingTLS):
     """TLS, as the server, on one data connection (PROT P). It remembers how the TCP
     connection itself ended, which TLS alone reports only as 'lost'.
 
@@ -82,28 +82,13 @@ class DataTLS(TLSMemoryBIOProtocol):
         self.wire_reason = reason
         super().connectionLost(reason)
 
-    def _holding(self) -> bool:
-        return (
-            not self._sending and self._handshakeDone and self._tlsConnection.get_protocol_version_name() == "TLSv1.3"
-        )
-
-    def _flushSendBIO(self):
+    def hold_output(self) -> bool:
         # Handshake messages go at once; under TLS 1.3 the server's come before the client's
         # Finished, so what OpenSSL writes after the handshake (the tickets) waits here.
-        if not self._holding():
-            super()._flushSendBIO()
+        return not self._sending and self.handshake_done and self.getHandle().get_protocol_version_name() == "TLSv1.3"
 
-    def _write(self, data):
+    def sending(self) -> None:
         self._sending = True
-        super()._write(data)
-
-    def _shutdownTLS(self):
-        self._sending = True
-        super()._shutdownTLS()
-
-    def _tlsShutdownFinished(self, reason):
-        self._sending = True
-        super()._tlsShutdownFinished(reason)
 
 
 @implementer(IHandshakeListener)
@@ -119,6 +104,8 @@ class DataChannel(ftp.DTP):
 
     def __init__(self, secure: bool = False):
         self.secure = secure
+        self._consumer = None  # where an upload's data goes, once attached
+        self._early: list[bytes] = []  # data that came before the consumer
         self.reason: Failure | None = None
         self._closed_waiters: list[defer.Deferred] = []
         self._held = False  # paused because data came before an upload consumed it
@@ -132,7 +119,6 @@ class DataChannel(ftp.DTP):
 
     def connectionMade(self):
         self.isConnected = True
-        self._buffer = []
         # Twisted's 64 KiB per recv() (and per pause of a download) costs a system call and
         # a reactor turn per 64 KiB; the socket's own buffer holds more on a fast link
         tcp = self.transport.transport if self.secure else self.transport
@@ -140,19 +126,19 @@ class DataChannel(ftp.DTP):
         self.factory.channel_made(self)
 
     def dataReceived(self, data: bytes) -> None:
-        if self._cons is not None:
-            self._cons.write(data)
+        if self._consumer is not None:
+            self._consumer.write(data)
             return
-        self._buffer.append(data)
+        self._early.append(data)
         if not self._held:
             self._held = True
             self.transport.pauseProducing()
 
     def attach(self, consumer) -> None:
         """Send what arrives (and what already arrived) to `consumer`."""
-        self._cons = consumer
+        self._consumer = consumer
         consumer.registerProducer(self, True)
-        buffered, self._buffer = self._buffer, []
+        buffered, self._early = self._early, []
         for chunk in buffered:
             consumer.write(chunk)
         if self._held:
@@ -162,7 +148,7 @@ class DataChannel(ftp.DTP):
 
     def socket_fd(self) -> int | None:
         """The socket's descriptor when a transfer thread may read it: plain TCP only."""
-        if self.secure or not self.isConnected or self._aborted or self._cons is not None:
+        if self.secure or not self.isConnected or self._aborted or self._consumer is not None:
             return None
         return self.transport.fileno()
 
@@ -172,7 +158,7 @@ class DataChannel(ftp.DTP):
         self._handed_over = stop
         self.transport.stopReading()
         self._held = False
-        buffered, self._buffer = self._buffer, []
+        buffered, self._early = self._early, []
         return buffered
 
     async def run_handed_over(self, what: str, transfer, *args) -> int:
@@ -312,6 +298,9 @@ class DataChannel(ftp.DTP):
             self.transport.abortConnection()
 
 
+WAITING, CONNECTED, FAILED = "waiting", "connected", "failed"  # a DataChannelFactory's phases
+
+
 class DataChannelFactory(ftp.DTPFactory):
     """Makes the one data connection of a PASV/EPSV or PORT/EPRT, and only with
     the control connection's peer: connections from other addresses are dropped.
@@ -325,14 +314,15 @@ class DataChannelFactory(ftp.DTPFactory):
 
     def __init__(self, pi, peer_host: str, reactor):
         super().__init__(pi, peerHost=peer_host, reactor=reactor)
-        self._reactor = reactor
+        self._clock = reactor
+        self._phase = WAITING  # then CONNECTED or FAILED
         self.deferred.addErrback(lambda _: None)  # twisted's; we use when_connected
         self.channel: DataChannel | None = None
         self._failure: Exception | None = None
         self._waiters: list[defer.Deferred] = []
 
     def buildProtocol(self, addr):
-        if self._state is not self._IN_PROGRESS:
+        if self._phase != WAITING:
             return None
         host = plain_host(addr.host)
         if host != self.peerHost:
@@ -342,7 +332,7 @@ class DataChannelFactory(ftp.DTPFactory):
                 peer=self.peerHost,
             )
             return None
-        self._state = self._FINISHED
+        self._phase = CONNECTED
         self.cancelTimeout()
         tls = self.pi.data_tls()  # the PROT level when the connection is made
         channel = DataChannel(secure=tls is not None)
@@ -350,7 +340,7 @@ class DataChannelFactory(ftp.DTPFactory):
         channel.pi = self.pi
         if tls is None:
             return channel
-        return DataTLS(TLSMemoryBIOFactory(tls, False, self, self._reactor), channel)
+        return DataTLS(TLSMemoryBIOFactory(tls, False, self, self._clock), channel)
 
     def stopFactory(self):
         self.cancelTimeout()
@@ -363,15 +353,15 @@ class DataChannelFactory(ftp.DTPFactory):
             d.callback(channel)
 
     def clientConnectionFailed(self, connector, reason):
-        if self._state is not self._IN_PROGRESS:
+        if self._phase != WAITING:
             return
-        self._state = self._FAILED
+        self._phase = FAILED
         self._fail(DataConnectionFailed(f"Cannot connect to your data port: {reason.getErrorMessage()}"))
 
     def close(self, why: str) -> None:
         """No connection is wanted any more (a new PASV, an abort, the end of the session)."""
-        if self._state is self._IN_PROGRESS:
-            self._state = self._FAILED
+        if self._phase == WAITING:
+            self._phase = FAILED
         self.cancelTimeout()
         self._fail(DataConnectionFailed(why))
 
@@ -469,6 +459,8 @@ class Transfer:
 class MemoryReader:
     """A Reader over bytes already in memory (a directory listing)."""
 
+    socket_sender = None  # no socket fast path: sent through the reactor
+
     def __init__(self, data: bytes):
         self._data = data
         self.size = len(data)
@@ -525,13 +517,16 @@ class ReadFile:
         """Send with sendfile(2) (file to socket in the kernel, from the reactor or
         a transfer thread: the core decides) when the data connection is plain
         TCP and the file a local one; False: send through the reactor's reads."""
-        send = getattr(self.reader, "send_socket", None)
-        fd = channel.socket_fd() if send is not None else None
-        stop = self.reader.socket_slot() if fd is not None else None
+        sender = self.reader.socket_sender  # the storage's declared fast path, or None
+        fd = channel.socket_fd() if sender is not None else None
+        stop = sender.socket_slot() if fd is not None else None
         if stop is None:
             return False
         channel.hand_over(stop)
-        self.sent += await channel.run_handed_over("download", send, fd, offset, stop, progress or (lambda: None))
+        moved = await channel.run_handed_over(
+            "download", sender.send_socket, fd, offset, stop, progress or (lambda: None)
+        )
+        self.sent += moved
         return True
 
     def pauseProducing(self):
@@ -608,11 +603,12 @@ class UploadConsumer:
         """Receive the upload on a transfer thread (splice(2): socket to file in the
         kernel) when the data connection is plain TCP, the file a local one and a
         transfer thread is free; False: attach the channel as usual."""
-        receive = getattr(self._writer, "receive_socket", None)
-        fd = channel.socket_fd() if receive is not None else None
+        receiver = self._writer.socket_receiver  # the storage's declared fast path, or None
+        fd = channel.socket_fd() if receiver is not None else None
         if fd is None:
             return False
-        stop = self._writer.socket_slot()
+        receive = receiver.receive_socket
+        stop = receiver.socket_slot()
         if stop is None:
             return False
         self.registerProducer(channel, True)

@@ -8,7 +8,6 @@ import json
 import re
 import secrets
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 from klein import Klein
 from twisted.logger import Logger
@@ -18,8 +17,8 @@ from twisted.web.server import Request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.routing import IntegerConverter
 
-from ...core.auth import Account, organisation_refusal
-from ...core.sessions import TokenInvalid
+from ...core.access import Account
+from ...core.sessions import TokenInvalid, TokenRefused
 from ...errors import (
     AlreadyExists,
     ApplianceError,
@@ -35,6 +34,7 @@ from ...errors import (
 )
 from ...threads import spawn
 from .schema import DeclaredKlein, checked_body
+from .twisted_private import client_gone
 
 log = Logger()
 
@@ -134,11 +134,11 @@ class ApplianceRequest(Request):
             limit = await decision.admit(self, length)
         except Exception:  # noqa: BLE001 - every refusal (and any fault) is answered by the resource's mapping
             failure = Failure()
-            if not self._disconnected and not self._complete:
+            if not client_gone(self) and not self._complete:
                 self._refuse(lambda request: decision.errors(request, failure))
                 self.channel.answer_refused()
             return
-        if self._disconnected or self._complete:
+        if client_gone(self) or self._complete:
             return
         if length is not None and limit is not None and length > limit:
             self._refuse(body_too_large(limit))
@@ -267,19 +267,17 @@ def bearer(request) -> str | None:
 
 async def authenticate(core, request, *, admin: bool = False, scope: str | None = None) -> Account:
     """The signed-in caller (a session or an API token with `scope`, "admin" for admin
-    calls); refuses an organisation that may not use the portal now."""
+    calls), whom the core's access policy lets act now."""
     token = bearer(request)
     if token is None:
         if request.getHeader(b"authorization"):  # say, "Token ..." or a bare token: say how instead
             raise NotAuthenticated("Send the token as 'Authorization: Bearer <token>'.")
         raise NotAuthenticated("Authentication credentials were not provided.")
+    address, encrypted = client_address(request), request.isSecure()
     if core.api_tokens.looks_like(token):
-        account = await core.api_tokens.account(token, "admin" if admin else scope, client_address(request))
+        account = await core.api_tokens.account(token, "admin" if admin else scope, address, encrypted)
     else:
-        account = await core.sessions.account(token, client_address(request))
-    refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(core.reactor.seconds(), UTC))
-    if refusal is not None:
-        raise PermissionDenied(refusal)
+        account = await core.sessions.account(token, address, encrypted)
     if admin and not account.profile.is_admin:
         raise PermissionDenied(NOT_ALLOWED)
     request.signed_in = f"{account.organisation.subdomain}/{account.profile.username}"
@@ -289,6 +287,8 @@ async def authenticate(core, request, *, admin: bool = False, scope: str | None 
 def error_reply(request, failure) -> bytes:
     """The one mapping of errors to replies (console-spec §8 shapes)."""
     error = failure.value
+    if isinstance(error, TokenRefused) and error.refusal.organisation:
+        return reply(request, {"detail": error.message}, 403)  # console-spec: the organisation of a token's owner
     if isinstance(error, (TokenInvalid, NotAuthenticated, AuthenticationFailed)):
         request.setHeader(b"www-authenticate", b'Bearer realm="api"')  # RFC 9110 15.5.2: a 401 names its scheme
     if isinstance(error, TokenInvalid):

@@ -14,10 +14,9 @@ from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from ...core.auth import organisation_refusal
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...core.files.tree import split_path, virtual
-from ...errors import Invalid, PermissionDenied
+from ...errors import Invalid
 from .api import Resource, authenticate, bearer, client_address, json_api, query, read_json, reply
 
 CHUNK = 256 * 1024  # bytes per read while streaming a download or a request body
@@ -164,17 +163,18 @@ def multipart_boundary(request) -> str:
     return options["boundary"]
 
 
-async def receive_uploads(threads, request, open_writer: Callable[[str], Awaitable[Writer]]) -> list[dict]:
+async def receive_uploads(work, request, open_writer: Callable[[str], Awaitable[Writer]]) -> list[dict]:
     """Parse a multipart body piece by piece, writing each file part through the upload
     handle `open_writer(filename)` gives (a temporary file renamed into place when
-    complete); the request body is never held whole in memory. [{path, size}] saved."""
+    complete); the request body is never held whole in memory, and read off the reactor
+    through `work` (the core's work pool). [{path, size}] saved."""
     parser = multipart.PushMultipartParser(multipart_boundary(request), max_header_size=8192, max_segment_count=10_000)
     body = request.content
     body.seek(0)
     saved, writer, written = [], None, 0
     try:
         while True:
-            chunk = await threads.work(body.read, CHUNK)
+            chunk = await work(body.read, CHUNK)
             for event in parser.parse(chunk):
                 if isinstance(event, multipart.MultipartSegment):
                     if event.filename:  # a form's file input left empty sends filename=""
@@ -267,9 +267,6 @@ class FilesApi(Resource):
         path = virtual(split_path(self._path(request)))
         signed_in = await authenticate(self.core, request, scope="files") if bearer(request) else None
         account = await self.core.sessions.download_account(access, path, signed_in)
-        refusal = organisation_refusal(account.organisation, datetime.fromtimestamp(self.core.reactor.seconds(), UTC))
-        if refusal is not None:
-            raise PermissionDenied(refusal)
         return await self.core.files.session(account, "web", client_address(request))
 
     @app.route("/download-link/", methods=["POST"])
@@ -300,7 +297,7 @@ class FilesApi(Resource):
                 await files.mkdir(posixpath.dirname(target), parents=True)
             return await files.open_write(target, exclusive=not overwrite)
 
-        saved = await receive_uploads(self.core.threads, request, open_writer)
+        saved = await receive_uploads(self.core.work, request, open_writer)
         if not saved:
             raise Invalid("No file in the upload.", {"file": ["Choose a file to upload."]})
         return reply(request, {"files": saved}, 201)

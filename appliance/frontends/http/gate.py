@@ -24,8 +24,9 @@ body is read only once the route and the caller are known:
   broken pipe instead of the reply. Dropped bytes cost no disk and no memory.
 
 Request lines and header blocks are bounded too (414, 431). The Twisted internals
-this leans on (HTTPChannel's line parsing, pausing and 100-continue) are
-overridden in ApplianceChannel only; tests/frontends/test_http_gate.py pins them.
+this leans on (HTTPChannel's line parsing, pausing and 100-continue) are reached
+through twisted_private.ChannelBase only; tests/frontends/test_twisted_private.py
+pins them.
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from twisted.python.failure import Failure
-from twisted.web.http import HTTPChannel
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import RequestRedirect
 
 from .api import MAX_JSON_BODY, body_too_large, error_reply
+from .twisted_private import ChannelBase
 
 JSON_BODY = MAX_JSON_BODY  # bytes a JSON call's body may have
 MAX_LINE = 8 * 1024  # bytes of the request line, and of any one header line
@@ -128,7 +129,7 @@ STATUS_LINES = {
 }
 
 
-class ApplianceChannel(HTTPChannel):
+class ApplianceChannel(ChannelBase):
     """HTTPChannel with bounded request lines and headers, complete error replies, and
     a body that can wait, unread, while the gate asks whether it may come."""
 
@@ -156,7 +157,7 @@ class ApplianceChannel(HTTPChannel):
         if not self._unread:
             super().loseConnection()
             return
-        self._networkProducer.unregisterProducer()
+        self.network_producer.unregisterProducer()
         self._lingering = (self.callLater(QUIET, self._close_now), self.callLater(LINGER, self._close_now))
         self.transport.resumeProducing()
 
@@ -180,17 +181,17 @@ class ApplianceChannel(HTTPChannel):
         self._stop_lingering()
         super().connectionLost(reason)
 
-    def _respondToBadRequestAndDisconnect(self):
+    def bad_request(self):
         self._answer_and_close(400, "The request is not valid HTTP.")
 
     def lineLengthExceeded(self, line):
-        if self._HTTPChannel__first_line:
+        if self.reading_request_line:
             self._answer_and_close(414, f"The request line is too long: at most {MAX_LINE:,} bytes.")
         else:
             self._answer_and_close(431, f"A header line is too long: at most {MAX_LINE:,} bytes.")
 
     def lineReceived(self, line):
-        if not self._HTTPChannel__first_line and self._receivedHeaderSize + len(line) > self.totalHeadersSize:
+        if not self.reading_request_line and self.received_header_size + len(line) > self.totalHeadersSize:
             self._answer_and_close(431, f"The request headers are too large: at most {MAX_HEADERS:,} bytes in all.")
             return
         self._parsing += 1
@@ -223,32 +224,32 @@ class ApplianceChannel(HTTPChannel):
         self.persistent = False
         self._unread = True
         self.paused = True
-        self._networkProducer.pauseProducing()
+        self.network_producer.pauseProducing()
 
     def hold_body(self) -> None:
         """Read no byte of the body until `release_body`."""
         self._holding = True
         self.paused = True
-        self._networkProducer.pauseProducing()
+        self.network_producer.pauseProducing()
 
     def release_body(self, expects_continue: bool) -> None:
         self._holding = False
         self.paused = False
         if expects_continue:
-            super()._send100Continue()
-        if not self._waitingForTransport:
-            self._networkProducer.resumeProducing()
+            self.send_100_continue()
+        if not self.waiting_for_transport:
+            self.network_producer.resumeProducing()
         self.dataReceived(b"")  # what arrived with the headers
 
-    def _send100Continue(self):
+    def continue_requested(self):
         request = self.requests[-1] if self.requests else None
         if self._holding or self.paused or request is None or request.refused:
             if request is not None:
                 request.expects_continue = True  # sent once the body is admitted, never for a refusal
             return
-        super()._send100Continue()
+        self.send_100_continue()
 
     def resumeProducing(self):
         super().resumeProducing()
-        if self._holding or (self.paused and not self._handlingRequest):
-            self._networkProducer.pauseProducing()  # the transport drained: still nothing to read
+        if self._holding or (self.paused and not self.handling_request):
+            self.network_producer.pauseProducing()  # the transport drained: still nothing to read

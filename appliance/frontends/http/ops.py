@@ -11,7 +11,6 @@ import json
 from klein import Klein
 from twisted.web.server import Site
 
-from ...core.health import readiness
 from .accesslog import access_log_line
 from .api import ApplianceRequest, reply
 from .gate import ApplianceChannel, Gate
@@ -32,7 +31,7 @@ class OpsApi:
         return b'{"status": "ok"}'
 
     async def _readiness(self, request, detailed: bool) -> bytes:
-        ready, checks = await readiness(self.core.store, self.core.threads, self.core.files)
+        ready, checks = await self.core.health.readiness()
         request.setResponseCode(200 if ready else 503)
         request.setHeader(b"content-type", b"application/json")
         request.setHeader(b"cache-control", b"no-store")

@@ -56,7 +56,7 @@ def _file_part(body: bytes, boundary: str) -> bytes:
     return parts[0]
 
 
-async def logo_upload(threads, request) -> bytes:
+async def logo_upload(work, request) -> bytes:
     """The uploaded logo's bytes: a multipart/form-data file, or the raw body (any
     Content-Type: the core decides what the bytes are). Larger than the cap: a 400."""
     limit = MAX_LOGO_BYTES + MULTIPART_SLACK
@@ -67,14 +67,14 @@ async def logo_upload(threads, request) -> bytes:
     if content is None:
         raise Invalid("No file in the upload.", {"logo": ["Choose a PNG, JPEG or SVG image."]})
     content.seek(0)
-    body = await threads.work(content.read, limit + 1)
+    body = await work(content.read, limit + 1)
     if len(body) > limit:
         raise Invalid(TOO_LARGE, {"logo": [TOO_LARGE]})
     kind, options = multipart.parse_options_header((request.getHeader(b"content-type") or b"").decode("latin-1"))
     if kind == "multipart/form-data":
         if "boundary" not in options:
             raise Invalid("The multipart upload has no boundary.")
-        return await threads.work(_file_part, body, options["boundary"])
+        return await work(_file_part, body, options["boundary"])
     return body
 
 
@@ -97,22 +97,21 @@ class PortalApi(Resource):
     @app.route("/token/", methods=["POST"])
     async def token(self, request):
         fields = required(read_json(request), "username", "password")
-        account = await self.core.auth.login(
+        live = await self.core.signin.sign_in(
             fields["username"],
             protocol="web",
             address=client_address(request),
             password=fields["password"],
             encrypted=request.isSecure(),
         )
-        tokens = await self.core.sessions.issue(account.profile.id)
-        return reply(request, {**tokens, **user_fields(account.profile)})
+        return reply(request, {**live.tokens, **user_fields(live.account.profile)})
 
     @app.route("/token/refresh/", methods=["POST"])
     async def refresh(self, request):
         token = read_json(request).get("refresh")
         if not isinstance(token, str) or not token:
             raise Invalid("A refresh token is required.", {"refresh": ["This field is required."]})
-        return reply(request, await self.core.sessions.refresh(token, client_address(request)))
+        return reply(request, await self.core.sessions.refresh(token, client_address(request), request.isSecure()))
 
     @app.route("/token/logout/", methods=["POST"])
     async def logout(self, request):
@@ -166,11 +165,8 @@ class PortalApi(Resource):
                 fields["organisation"], fields["username"], fields["email"], fields["password"]
             )
         # the session it opens is the admin's first sign-in: last login set, audited
-        account = await self.core.auth.first_sign_in(
-            created.profile_id, protocol="web", address=client_address(request)
-        )
-        tokens = await self.core.sessions.issue(account.profile.id)
-        return reply(request, {**tokens, **user_fields(account.profile)}, 201)
+        live = await self.core.signin.first_sign_in(created.profile_id, address=client_address(request))
+        return reply(request, {**live.tokens, **user_fields(live.account.profile)}, 201)
 
     # -- dashboard ----------------------------------------------------------------------
 
@@ -207,7 +203,7 @@ class PortalApi(Resource):
         settings = self.core.organisation_settings
         if request.method == b"DELETE":
             return reply(request, await settings.remove_logo(account, org_id, client_address(request)))
-        data = await logo_upload(self.core.threads, request)
+        data = await logo_upload(self.core.work, request)
         return reply(request, await settings.set_logo(account, org_id, data, client_address(request)))
 
     @app.route("/branding/", methods=["GET"])

@@ -124,7 +124,7 @@ class SharedApi(Resource):
         visit = await self._visit(request, token)
         multipart_boundary(request)  # a wrong body is refused before anything is written
         try:
-            saved = await receive_uploads(self.core.threads, request, visit.open_upload)
+            saved = await receive_uploads(self.core.work, request, visit.open_upload)
         finally:
             visit.release()
         if not saved:

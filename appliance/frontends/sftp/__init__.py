@@ -1,20 +1,22 @@
 """The SFTP front end: twisted.conch over the core.
 
 `sftp_factory(core)` is what the composition root listens with. The pieces:
-this module (transport: algorithms, limits, login grace; user-auth service:
-the client's address, refusal messages as banners), login.py (the checker
-over core.auth.login, the realm, the session that serves only SFTP), server.py
+this module (transport: admission through core.signin, algorithms, limits,
+login grace; user-auth service: the client's address and ticket, refusal messages
+as banners), login.py (the avatar over the shared cred adapter, the session that
+serves only SFTP), server.py
 (ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
 one mapping of core errors to SFTP status codes), transport.py and packets.py
 (the SSH layers under SFTP: AES-GCM and EtM MACs, packet framing, channel
-output in large packets; see bench/README.md for what they gained).
+output in large packets; see bench/README.md for what they gained), and
+twisted_private.py (the one place that uses Conch's private names).
 """
 
 from __future__ import annotations
 
 import struct
 
-from twisted.conch.ssh import factory, keys, userauth
+from twisted.conch.ssh import factory, keys
 from twisted.conch.ssh import transport as ssh_transport  # the name `transport` is our submodule
 from twisted.conch.ssh.common import NS
 from twisted.cred.error import UnauthorizedLogin
@@ -22,10 +24,11 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...core.auth import BAD_CREDENTIALS
-from ...errors import AuthenticationFailed, PermissionDenied, Unavailable
+from ...errors import ApplianceError, AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .server import SftpProtocol
 from .transport import LEGACY_CIPHERS, LEGACY_MACS, MODERN_CIPHERS, MODERN_MACS, Connection, PacketTransport
+from .twisted_private import UserAuthServer
 
 log = Logger()
 
@@ -63,16 +66,14 @@ class ApplianceTransport(PacketTransport):
     def connectionMade(self):
         core = self.factory.core
         address = self.address
-        refusal = core.auth.banned(address)
-        reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT
-        if refusal is None:
-            try:
-                self.ticket = core.connections.open(address, "sftp", drop=self._evicted, end=self._ended)
-            except PermissionDenied as e:
-                refusal, reason = e.message, ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
-        if refusal is not None:
-            log.info("SFTP connection from {address} refused: {why}", address=address, why=refusal)
-            self._refuse(reason, refusal, core.reactor)
+        try:
+            self.ticket = core.signin.admit(address, "sftp", drop=self._evicted, end=self._ended)
+        except ApplianceError as e:
+            reason = ssh_transport.DISCONNECT_HOST_NOT_ALLOWED_TO_CONNECT  # banned
+            if isinstance(e, PermissionDenied):
+                reason = ssh_transport.DISCONNECT_TOO_MANY_CONNECTIONS
+            log.info("SFTP connection from {address} refused: {why}", address=address, why=e.message)
+            self._refuse(reason, e.message, core.reactor)
             return
         self.clock = core.reactor
         self.transport.setTcpNoDelay(True)  # otherwise Nagle stalls the request/reply rhythm
@@ -138,8 +139,6 @@ class ApplianceTransport(PacketTransport):
         if self._grace is not None and self._grace.active():
             self._grace.cancel()
         self._grace = None
-        if self.ticket is not None:
-            self.ticket.authenticated(getattr(self.avatar, "files", None))
 
     def receiveError(self, reasonCode, description):
         # A client disconnecting normally is not an error worth a line at error level.
@@ -157,21 +156,23 @@ class ApplianceTransport(PacketTransport):
 
 
 class _AddressPortal:
-    """The factory's portal, telling the checker and realm where the client is."""
+    """The factory's portal, telling the checker where the client is and which
+    connection (its ticket, which the core's sign-in marks signed in)."""
 
-    def __init__(self, portal, address: str):
+    def __init__(self, portal, transport):
         self._portal = portal
-        self._address = address
+        self._transport = transport
 
     def listCredentialsInterfaces(self):
         return self._portal.listCredentialsInterfaces()
 
     def login(self, credentials, mind, *interfaces):
-        credentials.address = self._address
-        return self._portal.login(credentials, self._address, *interfaces)
+        credentials.address = self._transport.address
+        credentials.ticket = self._transport.ticket
+        return self._portal.login(credentials, credentials.address, *interfaces)
 
 
-class ApplianceUserAuth(userauth.SSHUserAuthServer):
+class ApplianceUserAuth(UserAuthServer):
     """Conch's, with sign-in requests answered one at a time, in order: conch starts each
     as it arrives, so a client that sends thousands without waiting would have them all
     checked (bcrypt) and held at once. Up to MAX_SIGN_INS_WAITING wait their turn; more
@@ -182,7 +183,7 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
 
     def serviceStarted(self):
         super().serviceStarted()
-        self.portal = _AddressPortal(self.transport.factory.portal, self.transport.address)
+        self.portal = _AddressPortal(self.transport.factory.portal, self.transport)
         self._checking = False
         self._waiting: list[bytes] = []
 
@@ -214,11 +215,10 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
         if self._waiting:
             self.ssh_USERAUTH_REQUEST(self._waiting.pop(0))
 
-    def _cbFinishedAuth(self, result):
-        super()._cbFinishedAuth(result)
+    def signed_in(self) -> None:
         self.transport.signed_in()
 
-    def _ebBadAuth(self, reason):
+    def refused(self, reason):
         if reason.check(Unavailable):  # not the password's fault (a full data disk): say so and hang up
             self.transport.sendDisconnect(ssh_transport.DISCONNECT_SERVICE_NOT_AVAILABLE, reason.value.message.encode())
             return None
@@ -228,7 +228,7 @@ class ApplianceUserAuth(userauth.SSHUserAuthServer):
                 # e.g. "Organisation payment missing": OpenSSH's client prints banners
                 self.transport.sendPacket(MSG_USERAUTH_BANNER, NS(message.encode() + b"\r\n") + NS(b""))
             reason = Failure(UnauthorizedLogin(message))
-        return super()._ebBadAuth(reason)
+        return reason
 
 
 class ApplianceSSHFactory(factory.SSHFactory):
@@ -242,7 +242,7 @@ class ApplianceSSHFactory(factory.SSHFactory):
         self.portal = sftp_portal(core)
         self.privateKeys = {}
         self.publicKeys = {}
-        for data in core.data_dir.host_keys().values():
+        for data in core.host_keys().values():
             key = keys.Key.fromString(data)
             self.privateKeys[key.sshType()] = key
             self.publicKeys[key.sshType()] = key.public()

@@ -1,7 +1,7 @@
 """Sign-in for SFTP and what a signed-in connection may do.
 
-One credentials checker sends passwords and verified keys to core.auth.login;
-the realm gives an avatar whose only channel is a session that serves the
+The shared cred adapter (frontends/credentials.py) signs in through core.signin;
+the avatar it is wrapped in here has one channel only: a session that serves the
 `sftp` subsystem and refuses shell, exec and pty cleanly.
 """
 
@@ -11,21 +11,16 @@ import functools
 import struct
 
 from twisted.conch import avatar
-from twisted.conch.error import ConchError, ValidPublicKey
+from twisted.conch.error import ConchError
 from twisted.conch.interfaces import IConchUser
-from twisted.conch.ssh import keys, session
+from twisted.conch.ssh import session
 from twisted.conch.ssh.common import getNS
 from twisted.conch.ssh.connection import EXTENDED_DATA_STDERR, OPEN_ADMINISTRATIVELY_PROHIBITED
-from twisted.cred.checkers import ICredentialsChecker
-from twisted.cred.credentials import ISSHPrivateKey, IUsernamePassword
-from twisted.cred.error import UnauthorizedLogin
-from twisted.cred.portal import IRealm, Portal
+from twisted.cred.portal import Portal
 from twisted.logger import Logger
-from zope.interface import implementer
 
 from ...core.files import FileSession
-from ...errors import ApplianceError, AuthenticationFailed
-from ...threads import as_deferred
+from ..credentials import core_portal
 from .server import FilesServer, Pacer, SftpProtocol
 from .transport import BufferedChannel
 
@@ -42,42 +37,6 @@ FORWARDING = (b"direct-tcpip", b"forwarded-tcpip", b"direct-streamlocal@openssh.
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
-
-
-@implementer(ICredentialsChecker)
-class CoreChecker:
-    """The one checker: passwords and (signature-checked) keys go to core.auth.login.
-
-    Credentials carry `address` (set by the user-auth service); core refusals
-    (AuthenticationFailed) pass through so the service can show their message.
-    """
-
-    credentialInterfaces = (IUsernamePassword, ISSHPrivateKey)
-
-    def __init__(self, auth):
-        self._auth = auth
-
-    def requestAvatarId(self, credentials):
-        return as_deferred(self._check(credentials))
-
-    async def _check(self, credentials):
-        username = _text(credentials.username)
-        address = getattr(credentials, "address", "")
-        if ISSHPrivateKey.providedBy(credentials):
-            if credentials.signature is None:
-                # "may I use this key?": answer without signing in or logging
-                if await self._auth.accepts_key(username, credentials.blob):
-                    raise ValidPublicKey()
-                raise UnauthorizedLogin("key not accepted")
-            try:
-                key = keys.Key.fromString(credentials.blob)
-                verified = key.verify(credentials.signature, credentials.sigData)
-            except (keys.BadKeyError, ValueError):
-                verified = False
-            if not verified:
-                raise UnauthorizedLogin("bad signature")
-            return await self._auth.login(username, protocol="sftp", address=address, public_key=credentials.blob)
-        return await self._auth.login(username, protocol="sftp", address=address, password=_text(credentials.password))
 
 
 class SftpSession(BufferedChannel, session.SSHSession):
@@ -162,28 +121,11 @@ class SftpUser(avatar.ConchUser):
         return SftpProtocol(FilesServer(self.files, self._settings.max_open_handles), self._pacer)
 
 
-@implementer(IRealm)
-class FilesRealm:
-    """Opens the signed-in profile's files; a failure (say, no source assigned)
-    refuses the sign-in with its message, which the client shows."""
-
-    def __init__(self, files, settings, pacer: Pacer | None = None):
-        self._files = files
-        self._settings = settings
-        self._pacer = pacer  # one for every session of the daemon
-
-    def requestAvatar(self, account, address, *interfaces):
-        if IConchUser not in interfaces:
-            raise NotImplementedError("only SSH users are offered")
-        return as_deferred(self._avatar(account, address or ""))
-
-    async def _avatar(self, account, address: str):
-        try:
-            files = await self._files.session(account, "sftp", address)
-        except ApplianceError as e:
-            raise AuthenticationFailed(e.message) from None
-        return IConchUser, SftpUser(files, self._settings, self._pacer), lambda: None
-
-
 def sftp_portal(core) -> Portal:
-    return Portal(FilesRealm(core.files, core.settings.sftp, Pacer(core.reactor)), [CoreChecker(core.auth)])
+    """The shared cred adapter over core.signin; the avatar is an SftpUser over the files."""
+    settings, pacer = core.settings.sftp, Pacer(core.reactor)  # one pacer for every session of the daemon
+    return core_portal(core.signin, "sftp", IConchUser, lambda live: (SftpUser(live.files, settings, pacer), _stay))
+
+
+def _stay() -> None:
+    """Nothing to do at sign-out: the connection's end closes the SFTP server's handles."""

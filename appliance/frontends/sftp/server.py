@@ -41,7 +41,6 @@ from twisted.conch.ssh.filetransfer import (
     FXP_READDIR,
     FXP_WRITE,
     FileTransferBase,
-    FileTransferServer,
     SFTPError,
 )
 from twisted.internet import defer
@@ -52,6 +51,7 @@ from zope.interface import implementer
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...threads import as_deferred
 from .errors import sftp_error
+from .twisted_private import FileTransferServerBase
 
 log = Logger()
 
@@ -481,7 +481,7 @@ def _handle_of(data: bytes) -> bytes | None:
     return data[8 : 8 + size] if len(data) >= 8 + size else None
 
 
-class SftpProtocol(FileTransferServer):
+class SftpProtocol(FileTransferServerBase):
     """The SFTP packet loop for one session channel."""
 
     STATUS_EXTENSIONS = (b"posix-rename@openssh.com",)  # answered with a status, not a reply
@@ -721,18 +721,18 @@ class SftpProtocol(FileTransferServer):
         handler = getattr(self, f"packet_{name}", None) if name else None
         request_id = data[:4]
         if len(request_id) < 4:  # too short for a request id: answered with a zero id, not a shifted reply
-            self._sendStatus(request_id.ljust(4, b"\0"), FX_BAD_MESSAGE, b"Malformed request.")
+            self.send_status(request_id.ljust(4, b"\0"), FX_BAD_MESSAGE, b"Malformed request.")
             return
         if handler is None:
-            self._sendStatus(request_id, FX_OP_UNSUPPORTED, b"Unsupported request.")
+            self.send_status(request_id, FX_OP_UNSUPPORTED, b"Unsupported request.")
             return
         try:
             handler(data)
         except (SFTPError, EOFError, NotImplementedError) as e:
-            self._ebStatus(Failure(e), request_id)
+            self.request_failed(Failure(e), request_id)
         except Exception:  # noqa: BLE001 - a malformed packet gets an answer, not a traceback up the stack
             log.failure("malformed SFTP request of type {kind}", kind=kind)
-            self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
+            self.send_status(request_id, FX_BAD_MESSAGE, b"Malformed request.")
 
     # READ and WRITE, the requests of a transfer, go straight to the core's
     # coroutines (see run_now); a reply goes out as header and data, uncopied.
@@ -744,7 +744,7 @@ class SftpProtocol(FileTransferServer):
             handle = data[8 : 8 + size]
             offset, length = _READ.unpack_from(data, 8 + size)
         except struct.error:
-            self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
+            self.send_status(request_id, FX_BAD_MESSAGE, b"Malformed request.")
             return
         file = self.openFiles.get(handle)
         if not isinstance(file, (ReadFile, WriteFile)):
@@ -758,7 +758,7 @@ class SftpProtocol(FileTransferServer):
 
     def _send_data(self, request_id: bytes, chunk: bytes) -> None:
         if not chunk:
-            self._sendStatus(request_id, FX_EOF, b"End of file")
+            self.send_status(request_id, FX_EOF, b"End of file")
             return
         self._reply(request_id, [_DATA_HEAD.pack(9 + len(chunk), FXP_DATA, request_id, len(chunk)), chunk])
 
@@ -772,7 +772,7 @@ class SftpProtocol(FileTransferServer):
             length, size = -1, 0
         start = 20 + size
         if length < 0 or len(data) < start + length:
-            self._sendStatus(request_id, FX_BAD_MESSAGE, b"Malformed request.")
+            self.send_status(request_id, FX_BAD_MESSAGE, b"Malformed request.")
             return
         file = self.openFiles.get(handle)
         if not isinstance(file, WriteFile):
@@ -780,18 +780,18 @@ class SftpProtocol(FileTransferServer):
             return
         run_now(
             file.write(offset, data[start : start + length]),
-            lambda _: self._sendStatus(request_id, FX_OK, b""),
+            lambda _: self.send_status(request_id, FX_OK, b""),
             lambda error: self._failed(error, request_id),
         )
 
     def _not_for(self, file, request_id: bytes, message: bytes) -> None:
         if file is None:
-            self._sendStatus(request_id, FX_FAILURE, b"Invalid handle.")
+            self.send_status(request_id, FX_FAILURE, b"Invalid handle.")
         else:
-            self._sendStatus(request_id, FX_PERMISSION_DENIED, message)
+            self.send_status(request_id, FX_PERMISSION_DENIED, message)
 
     def _failed(self, error: BaseException, request_id: bytes) -> None:
-        self._ebStatus(Failure(sftp_error(error)), request_id)
+        self.request_failed(Failure(sftp_error(error)), request_id)
 
     def packet_CLOSE(self, data):
         request_id = data[:4]
@@ -800,27 +800,27 @@ class SftpProtocol(FileTransferServer):
             file = self.openFiles.pop(handle)
             self.client.closed_handle()
             d = defer.maybeDeferred(file.close)
-            d.addCallback(self._cbStatus, request_id, b"closed")
-            d.addErrback(self._ebStatus, request_id, b"close failed")
+            d.addCallback(self.status_ok, request_id, b"closed")
+            d.addErrback(self.request_failed, request_id, b"close failed")
         elif handle in self.openDirs:
             directory, _ = self.openDirs.pop(handle)
             self.client.closed_handle()
             directory.close()
-            self._sendStatus(request_id, 0, b"closed")
+            self.send_status(request_id, 0, b"closed")
         else:
-            self._sendStatus(request_id, FX_FAILURE, b"Invalid handle.")
+            self.send_status(request_id, FX_FAILURE, b"Invalid handle.")
 
     def packet_EXTENDED(self, data):
         request_id = data[:4]
         name, payload = getNS(data[4:])
         d = defer.maybeDeferred(self.client.extendedRequest, name, payload)
         if name in self.STATUS_EXTENSIONS:
-            d.addCallback(self._cbStatus, request_id)
+            d.addCallback(self.status_ok, request_id)
         else:
-            d.addCallback(self._cbExtended, request_id)
-        d.addErrback(self._ebStatus, request_id, b"extended request failed")
+            d.addCallback(self.extended_reply, request_id)
+        d.addErrback(self.request_failed, request_id, b"extended request failed")
 
-    def _ebStatus(self, reason, requestId, msg=b"request failed"):
+    def request_failed(self, reason, requestId, msg=b"request failed"):
         """Twisted's, except that refusals are not logged (they are routine) and our
         messages (which may name a file) go out as UTF-8, as the protocol says,
         instead of failing on the first non-ASCII letter."""
@@ -832,10 +832,10 @@ class SftpProtocol(FileTransferServer):
         elif isinstance(error, NotImplementedError):
             code, message = FX_OP_UNSUPPORTED, error.args[0] if error.args else msg
         else:
-            return super()._ebStatus(reason, requestId, msg)
+            return super().request_failed(reason, requestId, msg)
         if isinstance(message, str):
             message = message.encode("utf-8", "replace")
-        self._sendStatus(requestId, code, message)
+        self.send_status(requestId, code, message)
         return None
 
     # Conch answers a request on an unknown handle by logging a KeyError: refuse it as CLOSE does.
@@ -856,21 +856,21 @@ class SftpProtocol(FileTransferServer):
         handle, _ = getNS(data[4:])
         if handle in handles:
             return True
-        self._sendStatus(data[:4], FX_FAILURE, b"Invalid handle.")
+        self.send_status(data[:4], FX_FAILURE, b"Invalid handle.")
         return False
 
-    def _cbOpenFile(self, fileObj, requestId):
+    def file_opened(self, fileObj, requestId):
         if not self.connected:  # opened after the client went away: nobody will close it
             self._discard(fileObj.abort())
             return
-        super()._cbOpenFile(fileObj, requestId)
+        super().file_opened(fileObj, requestId)
 
-    def _cbOpenDirectory(self, dirObj, requestId):
+    def directory_opened(self, dirObj, requestId):
         if not self.connected:
             self.client.closed_handle()
             dirObj.close()
             return
-        super()._cbOpenDirectory(dirObj, requestId)
+        super().directory_opened(dirObj, requestId)
 
     def _discard(self, aborted: defer.Deferred) -> None:
         self.client.closed_handle()

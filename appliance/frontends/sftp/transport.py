@@ -6,7 +6,8 @@
   AES-GCM alone to clients that can take it (see `ssh_KEXINIT`).
 - `Connection`: channel data handed on with one copy instead of three.
 - `BufferedChannel`: a channel that gathers what is written in one reactor
-  turn and sends it in packets as large as the peer allows. An SFTP read
+  turn and sends it in packets as large as the peer allows (to a paramiko client
+  on a fast link, less than its whole window: see compat.py). An SFTP read
   reply (13 bytes of header and 32 KiB of data, OpenSSH's default) no longer
   costs two SSH packets, one of them tiny.
 
@@ -32,7 +33,16 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
+from .compat import round_trip, unread_allowance
 from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
+from .twisted_private import (
+    connection_log,
+    held_for_key_exchange,
+    key_exchange_idle,
+    nothing_unsent,
+    unsent_bytes,
+    write_side_closed,
+)
 
 log = Logger()
 
@@ -99,7 +109,7 @@ class PacketTransport(transport.SSHServerTransport):
         bufferSize): past SEND_BUFFER_LIMIT (the client is not reading), read nothing more
         from it, and let the channels keep their output, until it has drained."""
         tcp = self.transport
-        if not self._socket_full and len(tcp.dataBuffer) - tcp.offset + tcp._tempDataLen >= SEND_BUFFER_LIMIT:
+        if not self._socket_full and unsent_bytes(tcp) >= SEND_BUFFER_LIMIT:
             self._socket_full = True
             tcp.pauseProducing()
 
@@ -121,7 +131,7 @@ class PacketTransport(transport.SSHServerTransport):
     def output_open(self) -> bool:
         """Whether channel data may be sent now: not while the socket's buffer is full,
         nor during a key exchange (conch would queue it in memory, without bound)."""
-        return not self._socket_full and self._keyExchangeState == self._KEY_EXCHANGE_NONE
+        return not self._socket_full and key_exchange_idle(self)
 
     def _output_reopened(self) -> None:
         reopened = getattr(self.service, "output_reopened", None)
@@ -147,7 +157,7 @@ class PacketTransport(transport.SSHServerTransport):
 
     def _kexinit_timeout(self) -> None:
         self._kexinit_wait = None
-        if not self._first_offer_made and self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+        if not self._first_offer_made and key_exchange_idle(self):
             self._first_offer_made = True  # a client waiting for us: offer everything
             self.sendKexInit()
 
@@ -172,7 +182,7 @@ class PacketTransport(transport.SSHServerTransport):
             if self._kexinit_wait is not None and self._kexinit_wait.active():
                 self._kexinit_wait.cancel()
             self._kexinit_wait = None
-            if self._keyExchangeState == self._KEY_EXCHANGE_NONE:  # ours not sent yet: choose the offer
+            if key_exchange_idle(self):  # ours not sent yet: choose the offer
                 if lists is not None:
                     self.supportedCiphers, self.supportedMACs = self._offer(lists)
                 # sent before negotiating, so that a client with nothing in common
@@ -255,7 +265,7 @@ class PacketTransport(transport.SSHServerTransport):
             self.incomingPacketSequence = 0  # after every NEWKEYS, in both directions
         self._initial_kex = False
         super().ssh_NEWKEYS(packet)
-        if self._keyExchangeState == self._KEY_EXCHANGE_NONE:
+        if key_exchange_idle(self):
             self._output_reopened()  # channel output kept during the key exchange goes out
 
     def _ciphers(self) -> PacketCiphers:
@@ -271,8 +281,7 @@ class PacketTransport(transport.SSHServerTransport):
 
     def send_parts(self, messageType: int, parts) -> None:
         """Send one packet whose payload is the concatenation of `parts` (bytes or memoryviews)."""
-        if self._keyExchangeState != self._KEY_EXCHANGE_NONE and not self._allowedKeyExchangeMessageType(messageType):
-            self._blockedByKeyExchange.append((messageType, b"".join(parts)))
+        if held_for_key_exchange(self, messageType, parts):
             return
         seq = self.outgoingPacketSequence
         sealed = self._ciphers().out.seal(seq, [_TYPE[messageType], *parts])
@@ -298,11 +307,11 @@ class PacketTransport(transport.SSHServerTransport):
         anything while it has, goes through Twisted's buffer."""
         tcp = self.transport
         try:
-            idle = not tcp._tempDataLen and tcp.offset == len(tcp.dataBuffer) and tcp.connected
+            idle = nothing_unsent(tcp)
             sock = tcp.socket
         except AttributeError:  # not Twisted's TCP transport (a test's): its own write
             idle = False
-        if not idle or tcp.disconnecting or tcp._writeDisconnected:
+        if not idle or tcp.disconnecting or write_side_closed(tcp):
             tcp.writeSequence(pieces)
             return
         while pieces:
@@ -475,7 +484,7 @@ class Connection(connection.SSHConnection):
         local, size = _TWO_U32.unpack_from(packet)
         chan = self.channels[local]
         if size > chan.localWindowLeft or size > chan.localMaxPacket or len(packet) < 8 + size:
-            self._log.error("too much data")
+            connection_log(self).error("too much data")
             self.sendClose(chan)
             return
         chan.localWindowLeft -= size
@@ -508,6 +517,17 @@ class BufferedChannel(channel.SSHChannel):
         self._flush_pending = False
         self._when_drained: list = []
         self._backlog = 0  # bytes received that the consumer has not released yet
+        self._held_back = 0  # of the peer's window, what is left unused (see compat.py)
+
+    def channelOpen(self, specificData):
+        transport = self.conn.transport
+        handle = transport.transport.getHandle() if transport.transport is not None else None
+        allowance = unread_allowance(
+            transport.otherVersionString or b"", self.remoteWindowLeft, round_trip(handle) if handle else None
+        )
+        if allowance is not None:
+            self._held_back = self.remoteWindowLeft - allowance
+        super().channelOpen(specificData)
 
     # ---- input
 
@@ -568,8 +588,8 @@ class BufferedChannel(channel.SSHChannel):
         out = self._out
         if not getattr(self.conn.transport, "output_open", True):
             return  # kept (and counted in `unsent`) until the transport calls resume_output
-        while self._out_size and self.remoteWindowLeft > 0 and not self.localClosed:
-            size = min(self._out_size, most, self.remoteWindowLeft)
+        while self._out_size and self.remoteWindowLeft > self._held_back and not self.localClosed:
+            size = min(self._out_size, most, self.remoteWindowLeft - self._held_back)
             if whole_packets and size < most:
                 break
             parts, taken = [], 0

@@ -26,6 +26,7 @@ const mailboxes = () => import("../features/mailboxes/routes/index.js");
 const logs = () => import("../features/logs/routes/index.js");
 const god = () => import("../features/god/routes/index.js");
 const organisation = () => import("../features/organisation/routes/index.js");
+const bans = () => import("../features/bans/components/BansSection.jsx");
 const connect = () => import("../features/connect/routes/index.js");
 
 export const routes = [
@@ -123,7 +124,17 @@ export const routes = [
               },
               {
                 path: "admin/organisation",
-                lazy: screen(organisation, "OrganisationSettings"),
+                lazy: async () => {
+                  const [{ OrganisationSettings }, { BansSection }] =
+                    await Promise.all([organisation(), bans()]);
+                  return {
+                    Component: () => (
+                      <OrganisationSettings>
+                        <BansSection />
+                      </OrganisationSettings>
+                    ),
+                  };
+                },
               },
               { path: "admin/logs", lazy: screen(logs, "LogList") },
               { path: "user-terms", lazy: screen(organisation, "UserTerms") },

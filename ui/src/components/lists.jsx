@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { Link } from "react-router";
-import { errorText } from "./notifications.jsx";
+import { LoadError } from "./notifications.jsx";
+import { usePageTitle } from "./PageMeta.js";
 
 export function SearchBox({ value, onChange, label = "Search" }) {
   return (
@@ -42,7 +43,19 @@ export function Pager({ data, page, onPage }) {
   );
 }
 
-/** A table of rows; `columns` are [label, row => value]; the first cell links to `rowLink(row)`. */
+/** A table's one row that says it is loading, or empty. */
+export function MessageRow({ span, children }) {
+  return (
+    <tr>
+      <td colSpan={span}>{children}</td>
+    </tr>
+  );
+}
+
+/**
+ * A table of rows; `columns` are [label, row => value, {hideLabel}] (a hidden label
+ * is still read by screen readers); the first cell links to `rowLink(row)`.
+ */
 export function DataTable({
   columns,
   rows,
@@ -65,22 +78,22 @@ export function DataTable({
         ) : null}
         <thead>
           <tr>
-            {columns.map(([label]) => (
+            {columns.map(([label, , options]) => (
               <th key={label} scope="col">
-                {label}
+                {options && options.hideLabel ? (
+                  <span className="visually-hidden">{label}</span>
+                ) : (
+                  label
+                )}
               </th>
             ))}
           </tr>
         </thead>
         <tbody>
-          {loading ? (
-            <tr>
-              <td colSpan={columns.length}>Loading…</td>
-            </tr>
-          ) : rows.length === 0 ? (
-            <tr>
-              <td colSpan={columns.length}>{empty}</td>
-            </tr>
+          {loading || rows.length === 0 ? (
+            <MessageRow span={columns.length}>
+              {loading ? "Loading…" : empty}
+            </MessageRow>
           ) : (
             rows.map((row) => (
               <tr key={row.id}>
@@ -104,6 +117,38 @@ export function DataTable({
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * One page of a paged reply ({count, next, previous, results}) as a table, with
+ * the list's loading, empty and error states and the pager: every paged list in
+ * the console looks and behaves the same.
+ */
+export function PagedTable({
+  data,
+  error,
+  isLoading,
+  page,
+  onPage,
+  columns,
+  rowLink,
+  empty,
+  caption,
+}) {
+  return (
+    <>
+      <LoadError error={error} />
+      <DataTable
+        columns={columns}
+        rows={data ? data.results : []}
+        rowLink={rowLink}
+        loading={!data && (isLoading === undefined ? !error : isLoading)}
+        empty={empty}
+        caption={caption}
+      />
+      <Pager data={data} page={page} onPage={onPage} />
+    </>
   );
 }
 
@@ -141,20 +186,39 @@ export function ResourceList({
           }}
         />
       ) : null}
-      {error ? (
-        <p className="error" role="alert">
-          {errorText(error)}
-        </p>
-      ) : null}
-      <DataTable
+      <PagedTable
+        data={data}
+        error={error}
+        isLoading={isLoading}
+        page={page}
+        onPage={setPage}
         columns={columns}
-        rows={data ? data.results : []}
         rowLink={rowLink}
-        loading={isLoading && !data}
         empty={search ? "Nothing matches the search." : empty}
         caption={caption}
       />
-      <Pager data={data} page={page} onPage={setPage} />
+    </>
+  );
+}
+
+/**
+ * An admin list screen: its title (also the page's), a Create link to
+ * `createTo` (or other `actions`), an optional `help` line, and the list.
+ */
+export function ResourceListPage({ title, createTo, actions, help, ...list }) {
+  usePageTitle(title);
+  return (
+    <>
+      <PageHeader title={title}>
+        {createTo ? (
+          <Link className="button" to={createTo}>
+            Create
+          </Link>
+        ) : null}
+        {actions}
+      </PageHeader>
+      {help ? <p className="help">{help}</p> : null}
+      <ResourceList caption={title} {...list} />
     </>
   );
 }

@@ -139,3 +139,13 @@ export function errorText(error, labels) {
   }
   return (error && error.message) || "Something went wrong.";
 }
+
+/** A failed load's error, said in plain words where the content would be. */
+export function LoadError({ error }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {errorText(error)}
+    </p>
+  );
+}

@@ -1,6 +1,7 @@
 // The one HTTP client (console-spec §4, §7, §8): backend host, credentials, JSON,
-// Bearer token from `authUser`, refresh-and-retry on token_not_valid, the 500 and
-// 403 redirects, errors re-thrown to the caller.
+// Bearer token from `authUser`, the one token policy (renew before expiry, refresh
+// and retry once on token_not_valid, else sign out) for JSON calls and uploads
+// alike, the 500 and 403 redirects, errors re-thrown to the caller.
 
 export const SESSION_KEY = "authUser";
 
@@ -98,16 +99,86 @@ async function refreshOnce() {
   }
 }
 
-/**
- * For clients that make their own requests (the resumable uploads): renew the
- * access token after a 401 token_not_valid, sharing the one refresh in flight; on
- * failure the session is cleared and the console goes to /auth/login (§4, §8).
- */
-export async function refreshAccess() {
-  if (await refreshSession()) return true;
+/** Seconds until a JWT access token expires (Infinity when it cannot be read). */
+export function secondsLeft(access, now = Date.now()) {
+  try {
+    const payload = JSON.parse(
+      atob(access.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
+    );
+    return typeof payload.exp === "number"
+      ? payload.exp - now / 1000
+      : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Seconds: an access token that runs out sooner is renewed before it is sent. */
+export const REFRESH_MARGIN = 60;
+
+/** A reply that says the access token is no longer good (§4, §8). */
+export function tokenRefused(status, data) {
+  return (
+    status === 401 &&
+    Boolean(data && data.code === "token_not_valid" && data.messages)
+  );
+}
+
+function endSession() {
   clearSession();
   navigate("/auth/login");
-  return false;
+}
+
+/**
+ * The one token policy (§4, §8) for everything the console sends with the session:
+ * JSON requests, multipart uploads and resumable uploads alike. Make one per
+ * request (or per upload) and ask it
+ * - `authorization()` before each send: the Authorization value, the access token
+ *   renewed first when it runs out within REFRESH_MARGIN (null: not signed in);
+ * - `retry(status, data)` after each reply: true when the reply refused the token
+ *   and a renewal was had, so the request goes once more. One renewal a request:
+ *   when it cannot be had, or the renewed token is refused too, the session ends
+ *   (cleared, and the console goes to /auth/login). Any other reply makes the
+ *   renewal available again (a long upload sends many requests).
+ */
+export function sessionPolicy() {
+  let renewed = false;
+  return {
+    async authorization() {
+      const session = getSession();
+      if (!session || !session.access) return null;
+      if (!renewed && secondsLeft(session.access) < REFRESH_MARGIN) {
+        renewed = true; // a failed renewal is left to the refusal that follows
+        await refreshSession();
+      }
+      return `Bearer ${getSession().access}`;
+    },
+    async retry(status, data) {
+      if (!tokenRefused(status, data)) {
+        renewed = false;
+        return false;
+      }
+      if (!renewed) {
+        renewed = true;
+        if (await refreshSession()) return true;
+      }
+      endSession();
+      return false;
+    },
+  };
+}
+
+/**
+ * Send by `transport(authorization)` under the session policy (none for
+ * `anonymous` calls) and return its last reply, {ok, status, data, value}.
+ */
+async function withSession(transport, anonymous) {
+  const policy = anonymous ? null : sessionPolicy();
+  for (;;) {
+    const reply = await transport(policy ? await policy.authorization() : null);
+    if (reply.ok || !policy || !(await policy.retry(reply.status, reply.data)))
+      return reply;
+  }
 }
 
 async function checkInitialized() {
@@ -130,71 +201,101 @@ async function checkInitialized() {
 export async function request(
   method,
   path,
-  { params, body, headers, blob, retried, anonymous } = {},
+  { params, body, headers, blob, anonymous } = {},
 ) {
-  const session = anonymous ? null : getSession();
-  const init = {
-    method,
-    credentials: "include",
-    headers: { ...(headers || {}) },
-  };
-  if (body instanceof FormData) {
-    init.body = body;
-  } else if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  if (session && session.access)
-    init.headers.Authorization = `Bearer ${session.access}`;
-  let response;
-  try {
-    response = await fetch(apiUrl(path, params), init);
-  } catch (error) {
-    // no reply at all (the appliance is down, the network is gone): say so, not the
-    // browser's "Failed to fetch"
-    throw new ApiError(0, { detail: UNREACHABLE }, { cause: error });
-  }
-  if (response.ok) {
-    if (blob) return response.blob();
-    return response.status === 204 ? null : readBody(response);
-  }
-  const data = await readBody(response);
-  if (anonymous) throw new ApiError(response.status, data);
-  if (
-    response.status === 401 &&
-    data &&
-    data.code === "token_not_valid" &&
-    data.messages
-  ) {
-    if (!retried && (await refreshSession())) {
-      return request(method, path, {
-        params,
-        body,
-        headers,
-        blob,
-        retried: true,
-      });
+  const reply = await withSession(async (authorization) => {
+    const init = {
+      method,
+      credentials: "include",
+      headers: { ...(headers || {}) },
+    };
+    if (body instanceof FormData) {
+      init.body = body;
+    } else if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
     }
-    clearSession();
+    if (authorization) init.headers.Authorization = authorization;
+    let response;
+    try {
+      response = await fetch(apiUrl(path, params), init);
+    } catch (error) {
+      // no reply at all (the appliance is down, the network is gone): say so, not the
+      // browser's "Failed to fetch"
+      throw new ApiError(0, { detail: UNREACHABLE }, { cause: error });
+    }
+    if (!response.ok)
+      return { status: response.status, data: await readBody(response) };
+    if (blob) return { ok: true, value: await response.blob() };
+    return {
+      ok: true,
+      value: response.status === 204 ? null : await readBody(response),
+    };
+  }, anonymous);
+  if (reply.ok) return reply.value;
+  const { status, data } = reply;
+  if (!anonymous && !tokenRefused(status, data))
+    await redirectAfter(method, status, data);
+  throw new ApiError(status, data);
+}
+
+/** The catalogue's redirects after a failed GET off the login page (§8). */
+async function redirectAfter(method, status, data) {
+  if (method !== "GET" || onLoginPage()) return;
+  if (status === 500 && !(await checkInitialized())) {
     navigate("/auth/login");
-  } else if (method === "GET" && !onLoginPage()) {
-    if (response.status === 500 && !(await checkInitialized())) {
-      navigate("/auth/login");
-    } else if (
-      response.status === 403 &&
-      data &&
-      data.detail === "Organisation payment missing"
-    ) {
-      navigate("/auth/billing");
-    } else if (
-      response.status === 403 &&
-      data &&
-      data.detail === "Organisation is deleted"
-    ) {
-      navigate("/auth/login");
-    }
+  } else if (
+    status === 403 &&
+    data &&
+    data.detail === "Organisation payment missing"
+  ) {
+    navigate("/auth/billing");
+  } else if (
+    status === 403 &&
+    data &&
+    data.detail === "Organisation is deleted"
+  ) {
+    navigate("/auth/login");
   }
-  throw new ApiError(response.status, data);
+}
+
+/** One multipart request by XMLHttpRequest (fetch reports no upload progress). */
+function sendForm(
+  method,
+  url,
+  formData,
+  { authorization, headers, onProgress, signal },
+) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted)
+      return reject(new ApiError(0, { detail: "The upload was cancelled." }));
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, url);
+    xhr.withCredentials = true;
+    if (authorization) xhr.setRequestHeader("Authorization", authorization);
+    for (const [name, value] of Object.entries(headers || {}))
+      xhr.setRequestHeader(name, value);
+    if (signal) signal.addEventListener("abort", () => xhr.abort());
+    xhr.onabort = () =>
+      reject(new ApiError(0, { detail: "The upload was cancelled." }));
+    xhr.upload.onprogress = (event) => {
+      if (onProgress && event.lengthComputable)
+        onProgress(event.loaded / event.total);
+    };
+    xhr.onload = () => {
+      let data;
+      try {
+        data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        data = { detail: xhr.responseText };
+      }
+      const ok = xhr.status >= 200 && xhr.status < 300;
+      resolve({ ok, status: xhr.status, data, value: data });
+    };
+    xhr.onerror = () =>
+      reject(new ApiError(0, { detail: "The upload was interrupted." }));
+    xhr.send(formData);
+  });
 }
 
 export const api = {
@@ -204,42 +305,25 @@ export const api = {
   put: (path, body) => request("PUT", path, { body }),
   patch: (path, body) => request("PATCH", path, { body }),
   delete: (path, params) => request("DELETE", path, { params }),
-  /** Multipart upload with progress (XMLHttpRequest: fetch reports no upload progress). */
-  upload(
+  /** Multipart upload with progress, under the same session policy as every call. */
+  async upload(
     path,
     formData,
     { method = "POST", params, onProgress, headers, anonymous, signal } = {},
   ) {
-    return new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open(method, apiUrl(path, params));
-      xhr.withCredentials = true;
-      const session = anonymous ? null : getSession();
-      if (session && session.access)
-        xhr.setRequestHeader("Authorization", `Bearer ${session.access}`);
-      for (const [name, value] of Object.entries(headers || {}))
-        xhr.setRequestHeader(name, value);
-      if (signal) signal.addEventListener("abort", () => xhr.abort());
-      xhr.onabort = () =>
-        reject(new ApiError(0, { detail: "The upload was cancelled." }));
-      xhr.upload.onprogress = (event) => {
-        if (onProgress && event.lengthComputable)
-          onProgress(event.loaded / event.total);
-      };
-      xhr.onload = () => {
-        let data;
-        try {
-          data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
-        } catch {
-          data = { detail: xhr.responseText };
-        }
-        if (xhr.status >= 200 && xhr.status < 300) resolve(data);
-        else reject(new ApiError(xhr.status, data));
-      };
-      xhr.onerror = () =>
-        reject(new ApiError(0, { detail: "The upload was interrupted." }));
-      xhr.send(formData);
-    });
+    const url = apiUrl(path, params);
+    const reply = await withSession(
+      (authorization) =>
+        sendForm(method, url, formData, {
+          authorization,
+          headers,
+          onProgress,
+          signal,
+        }),
+      anonymous,
+    );
+    if (reply.ok) return reply.value;
+    throw new ApiError(reply.status, reply.data);
   },
 };
 

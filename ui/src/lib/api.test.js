@@ -3,7 +3,6 @@ import {
   api,
   backendBase,
   getSession,
-  refreshAccess,
   setSession,
   setupHttpClient,
   SESSION_KEY,
@@ -222,20 +221,118 @@ describe("the HTTP client", () => {
     expect(getSession()).toMatchObject({ access: "A1" }); // the session stays
   });
 
-  it("refreshAccess renews the token for other clients, or ends the session", async () => {
+  it("renews an access token about to run out before sending it", async () => {
+    const soon = Math.floor(Date.now() / 1000) + 30; // inside the margin
+    setSession({ access: jwt({ exp: soon }), refresh: "R1" });
+    const fetch = vi.fn((url) =>
+      url.endsWith("token/refresh/")
+        ? reply(200, { access: "new", refresh: "R2" })
+        : reply(200, { ok: true }),
+    );
+    vi.stubGlobal("fetch", fetch);
+    expect(await api.get("organisation/")).toEqual({ ok: true });
+    expect(fetch.mock.calls[0][0]).toMatch(/token\/refresh\/$/);
+    expect(fetch.mock.calls[1][1].headers.Authorization).toBe("Bearer new");
+    expect(fetch).toHaveBeenCalledTimes(2);
+  });
+
+  it("renews once a request: a renewed token refused too ends the session", async () => {
+    const soon = Math.floor(Date.now() / 1000) + 30;
+    setSession({ access: jwt({ exp: soon }), refresh: "R1" });
+    const fetch = vi.fn((url) =>
+      url.endsWith("token/refresh/")
+        ? reply(200, { access: "new", refresh: "R2" })
+        : reply(401, TOKEN_NOT_VALID),
+    );
+    vi.stubGlobal("fetch", fetch);
+    await expect(api.get("organisation/")).rejects.toMatchObject({
+      status: 401,
+    });
+    expect(fetch).toHaveBeenCalledTimes(2); // the renewal, the call: no second refresh
+    expect(getSession()).toBeNull();
+    expect(navigate).toHaveBeenCalledWith("/auth/login");
+  });
+
+  it("uploads under the same policy: refresh on token_not_valid, send once more", async () => {
     setSession({ access: "old", refresh: "R1" });
     vi.stubGlobal(
       "fetch",
       vi.fn(() => reply(200, { access: "new", refresh: "R2" })),
     );
-    expect(await refreshAccess()).toBe(true);
-    expect(getSession()).toMatchObject({ access: "new", refresh: "R2" });
+    const sent = stubXhr((authorization) =>
+      authorization === "Bearer new"
+        ? [201, { stored: true }]
+        : [401, TOKEN_NOT_VALID],
+    );
+    const form = new FormData();
+    expect(await api.upload("organisation/1/logo/", form)).toEqual({
+      stored: true,
+    });
+    expect(sent.map((s) => [s.authorization, s.body])).toEqual([
+      ["Bearer old", form],
+      ["Bearer new", form],
+    ]);
+    expect(navigate).not.toHaveBeenCalled();
+  });
+
+  it("ends the session when an upload's refresh fails, and says why to the caller", async () => {
+    setSession({ access: "old", refresh: "R1" });
     vi.stubGlobal(
       "fetch",
       vi.fn(() => reply(401, TOKEN_NOT_VALID)),
     );
-    expect(await refreshAccess()).toBe(false);
+    const sent = stubXhr(() => [401, TOKEN_NOT_VALID]);
+    await expect(
+      api.upload("organisation/1/logo/", new FormData()),
+    ).rejects.toMatchObject({ status: 401 });
+    expect(sent).toHaveLength(1);
     expect(getSession()).toBeNull();
     expect(navigate).toHaveBeenCalledWith("/auth/login");
   });
+
+  it("sends anonymous uploads without a token and never refreshes them", async () => {
+    setSession({ access: "old", refresh: "R1" });
+    const fetch = vi.fn();
+    vi.stubGlobal("fetch", fetch);
+    const sent = stubXhr(() => [401, TOKEN_NOT_VALID]);
+    await expect(
+      api.upload("shared/t/upload/", new FormData(), { anonymous: true }),
+    ).rejects.toMatchObject({ status: 401 });
+    expect(sent.map((s) => s.authorization)).toEqual([null]);
+    expect(fetch).not.toHaveBeenCalled();
+    expect(getSession()).toMatchObject({ access: "old" });
+  });
 });
+
+const jwt = (payload) =>
+  `h.${btoa(JSON.stringify(payload)).replace(/=+$/, "")}.s`;
+
+/** Stub XMLHttpRequest: `answer(authorization)` gives [status, body] for each send. */
+function stubXhr(answer) {
+  const sent = [];
+  class FakeXhr {
+    constructor() {
+      this.headers = {};
+      this.upload = {};
+    }
+    open(method, url) {
+      Object.assign(this, { method, url });
+    }
+    setRequestHeader(name, value) {
+      this.headers[name] = value;
+    }
+    abort() {
+      if (this.onabort) this.onabort();
+    }
+    send(body) {
+      const authorization = this.headers.Authorization || null;
+      sent.push({ authorization, body });
+      const [status, data] = answer(authorization);
+      this.status = status;
+      this.responseText = JSON.stringify(data);
+      queueMicrotask(() => this.onload());
+    }
+  }
+  vi.stubGlobal("XMLHttpRequest", FakeXhr);
+  return sent;
+}

@@ -1,4 +1,4 @@
-import { DataTable, Pager } from "../lists.jsx";
+import { PagedTable } from "../lists.jsx";
 import { formatBytes, formatTime } from "../../lib/format.js";
 
 export const LOG_COLUMNS = [
@@ -12,22 +12,17 @@ export const LOG_COLUMNS = [
   ["Message", (r) => r.message],
 ];
 
+/** A page of the audit log; `error` is the failed load's error, if any. */
 export function LogTable({ data, error, page, onPage }) {
   return (
-    <>
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <DataTable
-        columns={LOG_COLUMNS}
-        rows={data ? data.results : []}
-        loading={!data && !error}
-        empty="No log entries match."
-        caption="Log entries"
-      />
-      <Pager data={data} page={page} onPage={onPage} />
-    </>
+    <PagedTable
+      data={data}
+      error={error}
+      page={page}
+      onPage={onPage}
+      columns={LOG_COLUMNS}
+      empty="No log entries match."
+      caption="Log entries"
+    />
   );
 }

@@ -3,7 +3,7 @@ import {
   ApiError,
   apiUrl,
   getSession,
-  refreshAccess,
+  sessionPolicy,
 } from "../../../lib/api.js";
 
 // Resumable uploads by tus 1.0.0 at files/tus/ (tus-js-client): a dropped connection
@@ -12,25 +12,23 @@ import {
 export const TUS_ENDPOINT = "files/tus/";
 export const CHUNK_SIZE = 16 * 1024 * 1024; // bytes per PATCH: each well inside a token's lifetime
 export const RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000, 30000];
-const REFRESH_MARGIN = 60; // seconds: renew an access token that runs out sooner than this
-
-/** Seconds until a JWT access token expires (Infinity when it cannot be read). */
-export function secondsLeft(access, now = Date.now()) {
-  try {
-    const payload = JSON.parse(
-      atob(access.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
-    );
-    return typeof payload.exp === "number"
-      ? payload.exp - now / 1000
-      : Infinity;
-  } catch {
-    return Infinity;
-  }
-}
+// what a bodiless 401 from the tus endpoint stands for
+const BODILESS_REFUSAL = { code: "token_not_valid", messages: [] };
 
 /** Which failures to try again: the network, the server, a conflict, or a token to renew. */
 export function retryable(status) {
   return [0, 401, 409, 423, 500, 502, 503, 504].includes(status); // not 507: the quota is full
+}
+
+/** A tus reply's JSON body (a HEAD's reply has none). */
+function replyData(response) {
+  const body = response.getBody();
+  if (!body) return null;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return { detail: body };
+  }
 }
 
 /** A tus error as the console's ApiError (status and the server's JSON detail). */
@@ -40,12 +38,7 @@ export function asApiError(error) {
     return new ApiError(0, {
       detail: "The upload was interrupted: the network is unreachable.",
     });
-  let data;
-  try {
-    data = JSON.parse(response.getBody() || "{}");
-  } catch {
-    data = { detail: response.getBody() };
-  }
+  let data = replyData(response) || {};
   // a HEAD's reply has no body: the server puts its detail in Upload-Error (say, a
   // remote source that could not take a complete upload yet)
   const header = response.getHeader && response.getHeader("Upload-Error");
@@ -71,7 +64,9 @@ export function uploadFile(
 ) {
   const target = relativePath || file.name;
   return new Promise((resolve, reject) => {
-    let renew = false;
+    // the console's one token policy, asked before and after each request tus makes
+    const policy = sessionPolicy();
+    let renewed = false; // the last reply refused the token and it was renewed: go on
     const upload = new tus.Upload(file, {
       endpoint: apiUrl(TUS_ENDPOINT),
       chunkSize: CHUNK_SIZE,
@@ -92,27 +87,22 @@ export function uploadFile(
         );
       },
       onBeforeRequest: async (req) => {
-        const session = getSession();
-        if (
-          renew ||
-          (session &&
-            session.access &&
-            secondsLeft(session.access) < REFRESH_MARGIN)
-        ) {
-          renew = false;
-          if (!(await refreshAccess()))
-            throw new Error("The session has ended: sign in again.");
-        }
-        const current = getSession();
-        if (current && current.access)
-          req.setHeader("Authorization", `Bearer ${current.access}`);
+        const authorization = await policy.authorization();
+        if (authorization) req.setHeader("Authorization", authorization);
       },
+      onAfterResponse: async (req, res) => {
+        const status = res.getStatus();
+        // a HEAD's 401 has no body to say why: from this endpoint it is the token
+        const data =
+          replyData(res) || (status === 401 ? BODILESS_REFUSAL : null);
+        renewed = await policy.retry(status, data);
+      },
+      // after a renewal tus goes on from the offset the server recorded
       onShouldRetry: (error) => {
         const status = error.originalResponse
           ? error.originalResponse.getStatus()
           : 0;
-        if (status === 401) renew = true; // token_not_valid: renew it, then go on from the offset
-        return retryable(status);
+        return status === 401 ? renewed : retryable(status);
       },
       onProgress: (sent, total) =>
         onProgress && onProgress(total ? sent / total : 1),

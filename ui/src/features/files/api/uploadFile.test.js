@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { asApiError, retryable, secondsLeft } from "./uploadFile.js";
+import { secondsLeft } from "../../../lib/api.js";
+import { asApiError, retryable } from "./uploadFile.js";
 
 const jwt = (payload) =>
   `h.${btoa(JSON.stringify(payload)).replace(/=+$/, "")}.s`;

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { Dialog, useConfirm } from "../../../components/Dialog.jsx";
-import { Pager } from "../../../components/lists.jsx";
+import { PagedTable } from "../../../components/lists.jsx";
 import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useShares } from "../api/getShares.js";
@@ -38,6 +38,43 @@ export function SharesDialog({ onClose }) {
       notify(errorText(e), { type: "negative" });
     }
   }
+  const columns = [
+    [
+      "Shared",
+      (share) => (
+        <>
+          {share.path}
+          <div className="help">
+            {share.upload_only ? "drop box" : share.kind}
+            {share.has_password ? ", password" : ""} · by {share.created_by}
+          </div>
+        </>
+      ),
+    ],
+    ["State", (share) => shareState(share)],
+    ["Expires", (share) => formatTime(share.expires_at, "never")],
+    [
+      "Downloads",
+      (share) =>
+        share.upload_only
+          ? "—"
+          : `${share.downloads}${share.max_downloads ? ` of ${share.max_downloads}` : ""}`,
+    ],
+    [
+      "Actions",
+      (share) =>
+        share.revoked ? null : (
+          <button
+            className="flat small danger-text"
+            onClick={() => revokeIt(share)}
+            aria-label={`Revoke the link to ${share.path}`}
+          >
+            Revoke
+          </button>
+        ),
+      { hideLabel: true },
+    ],
+  ];
   return (
     <Dialog
       title="Shared links"
@@ -45,69 +82,15 @@ export function SharesDialog({ onClose }) {
       wide
       actions={<button onClick={onClose}>Close</button>}
     >
-      {error ? (
-        <p className="error" role="alert">
-          {errorText(error)}
-        </p>
-      ) : null}
-      <div className="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Shared</th>
-              <th scope="col">State</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Downloads</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {data && data.results.length === 0 ? (
-              <tr>
-                <td colSpan={5}>
-                  No links yet: use Share on a file or folder.
-                </td>
-              </tr>
-            ) : null}
-            {(data ? data.results : []).map((share) => {
-              const state = shareState(share);
-              return (
-                <tr key={share.id}>
-                  <td className="name">
-                    {share.path}
-                    <div className="help">
-                      {share.upload_only ? "drop box" : share.kind}
-                      {share.has_password ? ", password" : ""} · by{" "}
-                      {share.created_by}
-                    </div>
-                  </td>
-                  <td>{state}</td>
-                  <td>{formatTime(share.expires_at, "never")}</td>
-                  <td>
-                    {share.upload_only
-                      ? "—"
-                      : `${share.downloads}${share.max_downloads ? ` of ${share.max_downloads}` : ""}`}
-                  </td>
-                  <td>
-                    {share.revoked ? null : (
-                      <button
-                        className="flat small danger-text"
-                        onClick={() => revokeIt(share)}
-                        aria-label={`Revoke the link to ${share.path}`}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
-      <Pager data={data} page={page} onPage={setPage} />
+      <PagedTable
+        data={data}
+        error={error}
+        page={page}
+        onPage={setPage}
+        columns={columns}
+        empty="No links yet: use Share on a file or folder."
+        caption="Shared links"
+      />
     </Dialog>
   );
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { collectDrop, walkEntry } from "./dropped.js";
-import { crumbs, joinPath, nameProblem, sortEntries } from "./paths.js";
+import { crumbs, joinPath } from "../../../lib/paths.js";
+import { nameProblem, sortEntries } from "./paths.js";
 import { shareBody } from "./ShareDialog.jsx";
 
 // A folder tree in the shape of the File and Directory Entries API.

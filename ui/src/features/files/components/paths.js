@@ -1,17 +1,3 @@
-/** `folder` joined with `name` ("/" + "a" is "/a"). */
-export function joinPath(folder, name) {
-  return `${folder.replace(/\/+$/, "")}/${name.replace(/^\/+/, "")}`;
-}
-
-/** The breadcrumbs of a path: [["Home", "/"], ["a", "/a"], ["b", "/a/b"]]. */
-export function crumbs(path) {
-  const parts = path.split("/").filter(Boolean);
-  return [
-    ["Home", "/"],
-    ...parts.map((part, i) => [part, `/${parts.slice(0, i + 1).join("/")}`]),
-  ];
-}
-
 /** A name a user typed for a file or folder: null when fine, else why not. */
 export function nameProblem(name) {
   if (!name || !name.trim()) return "Enter a name.";

@@ -1,6 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
-import { FileTable } from "./FileTable.jsx";
+import { FileTable } from "../../../components/FileTable.jsx";
+import { RowActions } from "./RowActions.jsx";
 import { refusals } from "./refusals.js";
 
 const entries = [
@@ -21,8 +22,10 @@ function table(refused) {
       entries={entries}
       sort={{ key: "name", up: true }}
       onSort={() => {}}
-      refused={refused}
-      {...handlers}
+      onOpen={handlers.onOpen}
+      actions={(entry) => (
+        <RowActions entry={entry} refused={refused} {...handlers} />
+      )}
     />,
   );
   return handlers;

@@ -1,9 +1,12 @@
 import { useCallback, useState } from "react";
 import { useSearchParams } from "react-router";
 import { useConfirm } from "../../../components/Dialog.jsx";
+import { Breadcrumbs } from "../../../components/Breadcrumbs.jsx";
+import { FileTable } from "../../../components/FileTable.jsx";
 import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { followDownload } from "../../../lib/followDownload.js";
+import { joinPath } from "../../../lib/paths.js";
 import { createFolder } from "../api/createFolder.js";
 import { deleteEntry } from "../api/deleteEntry.js";
 import { createDownloadLink } from "../api/createDownloadLink.js";
@@ -11,9 +14,9 @@ import { useFiles } from "../api/getFiles.js";
 import { useRefusals } from "../api/getInformation.js";
 import { renameEntry } from "../api/renameEntry.js";
 import { collectDrop, collectInput } from "../components/dropped.js";
-import { FileTable } from "../components/FileTable.jsx";
 import { NameDialog } from "../components/NameDialog.jsx";
-import { crumbs, joinPath, sortEntries } from "../components/paths.js";
+import { RowActions } from "../components/RowActions.jsx";
+import { sortEntries } from "../components/paths.js";
 import { ShareDialog } from "../components/ShareDialog.jsx";
 import { SharesDialog } from "../components/SharesDialog.jsx";
 import { UploadList } from "../components/UploadList.jsx";
@@ -28,14 +31,14 @@ export function FileViewer() {
   const [sort, setSort] = useState({ key: "name", up: true });
   const [over, setOver] = useState(false);
   const [dialog, setDialog] = useState(null); // {kind: "mkdir" | "rename" | "share", entry}
-  const { data, error, isLoading, mutate } = useFiles(path);
+  const { data, error, mutate } = useFiles(path);
   const refused = useRefusals(); // buttons the user may not use are disabled, saying why
   const refresh = useCallback(() => mutate(), [mutate]);
   const { uploads, start, cancel, dismiss } = useUploads({
     notify,
     onBatchDone: refresh,
   });
-  const entries = sortEntries((data && data.entries) || [], sort);
+  const entries = data ? sortEntries(data.entries || [], sort) : null;
   const open = (target) => setParams(target === "/" ? {} : { path: target });
 
   async function run(action, done) {
@@ -116,20 +119,7 @@ export function FileViewer() {
       <div className="page-header">
         <div>
           <h1>Fileviewer</h1>
-          <nav className="breadcrumbs" aria-label="Folder">
-            {crumbs(path).map(([label, target], i, all) => (
-              <span key={target}>
-                {i ? <span aria-hidden="true"> / </span> : null}
-                {i === all.length - 1 ? (
-                  <span aria-current="page">{label}</span>
-                ) : (
-                  <button className="link" onClick={() => open(target)}>
-                    {label}
-                  </button>
-                )}
-              </span>
-            ))}
-          </nav>
+          <Breadcrumbs path={path} onOpen={open} />
         </div>
         <div className="toolbar">
           <label
@@ -188,25 +178,23 @@ export function FileViewer() {
         </p>
       )}
       <UploadList uploads={uploads} onCancel={cancel} onDismiss={dismiss} />
-      {error ? (
-        <p className="error" role="alert">
-          {errorText(error)}
-        </p>
-      ) : null}
-      {error && !data ? null : (
-        <FileTable
-          entries={entries}
-          sort={sort}
-          onSort={setSort}
-          loading={isLoading && !data}
-          onOpen={(entry) => open(joinPath(path, entry.name))}
-          onDownload={download}
-          onRename={(entry) => setDialog({ kind: "rename", entry })}
-          onDelete={remove}
-          onShare={(entry) => setDialog({ kind: "share", entry })}
-          refused={refused}
-        />
-      )}
+      <FileTable
+        entries={entries}
+        error={error}
+        sort={sort}
+        onSort={setSort}
+        onOpen={(entry) => open(joinPath(path, entry.name))}
+        actions={(entry) => (
+          <RowActions
+            entry={entry}
+            refused={refused}
+            onDownload={download}
+            onRename={() => setDialog({ kind: "rename", entry })}
+            onDelete={remove}
+            onShare={() => setDialog({ kind: "share", entry })}
+          />
+        )}
+      />
       {dialog && dialog.kind === "mkdir" ? (
         <NameDialog
           title="New folder"

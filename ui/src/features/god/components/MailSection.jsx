@@ -1,5 +1,6 @@
 import { Fragment, useId, useState } from "react";
 import {
+  LoadError,
   errorText,
   useAttemptNotify,
 } from "../../../components/notifications.jsx";
@@ -41,11 +42,7 @@ export function MailSection() {
       data-testid="mail-state"
     >
       <h2 id={headingId}>Outbound mail</h2>
-      {error ? (
-        <p className="error" role="alert">
-          {errorText(error)}
-        </p>
-      ) : null}
+      <LoadError error={error} />
       {shown ? (
         <>
           <p>

@@ -1,11 +1,10 @@
 import { useState } from "react";
 import { Link } from "react-router";
-import { PageHeader, ResourceList } from "../../../components/lists.jsx";
+import { ResourceListPage } from "../../../components/lists.jsx";
 import {
   errorText,
   useAttemptNotify,
 } from "../../../components/notifications.jsx";
-import { usePageTitle } from "../../../components/PageMeta.js";
 import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
 import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
@@ -16,7 +15,6 @@ import { storageMeasured, storageText } from "../components/storage.js";
 
 /** /admin/god: the operator's list of every organisation. */
 export function OrganisationList() {
-  usePageTitle("Organisations");
   const [changing, setChanging] = useState(null);
   const [creating, setCreating] = useState(false);
   const [measuring, setMeasuring] = useState(null);
@@ -78,13 +76,11 @@ export function OrganisationList() {
   ];
   return (
     <>
-      <PageHeader title="Organisations">
-        <button onClick={() => setCreating(true)}>Create</button>
-      </PageHeader>
-      <ResourceList
+      <ResourceListPage
+        title="Organisations"
+        actions={<button onClick={() => setCreating(true)}>Create</button>}
         useList={useOrganisations}
         columns={columns}
-        caption="Organisations"
       />
       <MailSection />
       {changing ? (

@@ -6,7 +6,6 @@ import {
 } from "../../../components/logs/LogFilters.jsx";
 import { LogTable } from "../../../components/logs/LogTable.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import { errorText } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useOrganisation } from "../api/getOrganisation.js";
 import { useOrganisationLogs } from "../api/getOrganisationLogs.js";
@@ -28,12 +27,7 @@ export function OrganisationLogs() {
         back={["/admin/god", "Organisations"]}
       />
       <LogFilters filters={filters} onChange={setFilters} />
-      <LogTable
-        data={data}
-        error={error ? errorText(error) : ""}
-        page={page}
-        onPage={setPage}
-      />
+      <LogTable data={data} error={error} page={page} onPage={setPage} />
     </>
   );
 }

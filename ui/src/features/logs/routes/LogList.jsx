@@ -40,12 +40,7 @@ export function LogList() {
         </button>
       </PageHeader>
       <LogFilters filters={filters} onChange={setFilters} />
-      <LogTable
-        data={data}
-        error={error ? errorText(error) : ""}
-        page={page}
-        onPage={setPage}
-      />
+      <LogTable data={data} error={error} page={page} onPage={setPage} />
     </>
   );
 }

@@ -1,6 +1,5 @@
 import { Link } from "react-router";
-import { PageHeader, ResourceList, yesNo } from "../../../components/lists.jsx";
-import { usePageTitle } from "../../../components/PageMeta.js";
+import { ResourceListPage, yesNo } from "../../../components/lists.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useMailboxes } from "../api/getMailboxes.js";
 
@@ -20,24 +19,14 @@ const COLUMNS = [
 ];
 
 export function MailboxList() {
-  usePageTitle("Mailboxes");
   return (
-    <>
-      <PageHeader title="Mailboxes">
-        <Link className="button" to="/admin/mailboxes/create">
-          Create
-        </Link>
-      </PageHeader>
-      <p className="help">
-        A mailbox saves the mail of an IMAP folder (or its attachments) as
-        files.
-      </p>
-      <ResourceList
-        useList={useMailboxes}
-        columns={COLUMNS}
-        rowLink={(m) => `/admin/mailboxes/${m.id}`}
-        caption="Mailboxes"
-      />
-    </>
+    <ResourceListPage
+      title="Mailboxes"
+      createTo="/admin/mailboxes/create"
+      help="A mailbox saves the mail of an IMAP folder (or its attachments) as files."
+      useList={useMailboxes}
+      columns={COLUMNS}
+      rowLink={(m) => `/admin/mailboxes/${m.id}`}
+    />
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useParams } from "react-router";
-import { DataTable, PageHeader, Pager } from "../../../components/lists.jsx";
+import { PageHeader, PagedTable } from "../../../components/lists.jsx";
 import { errorText, useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { formatBytes, formatTime } from "../../../lib/format.js";
@@ -53,19 +53,16 @@ export function MailboxRuns() {
       >
         <button onClick={runNow}>Run now</button>
       </PageHeader>
-      {error ? (
-        <p className="error" role="alert">
-          {errorText(error)}
-        </p>
-      ) : null}
-      <DataTable
+      <PagedTable
+        data={data}
+        error={error}
+        isLoading={isLoading}
+        page={page}
+        onPage={setPage}
         columns={COLUMNS}
-        rows={data ? data.results : []}
-        loading={isLoading && !data}
         empty="No runs yet."
         caption="Mailbox runs"
       />
-      <Pager data={data} page={page} onPage={setPage} />
     </>
   );
 }

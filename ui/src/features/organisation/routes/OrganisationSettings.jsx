@@ -13,7 +13,6 @@ import { textOn } from "../../../lib/contrast.js";
 import { formatTime } from "../../../lib/format.js";
 import { useOrganisation } from "../api/getOrganisation.js";
 import { useUpdateOrganisation } from "../api/updateOrganisation.js";
-import { BansSection } from "../../bans/components/BansSection.jsx";
 import { LogoSection } from "../components/LogoSection.jsx";
 
 const STATUS_TEXT = {
@@ -192,7 +191,8 @@ function SettingsForm({ organisation }) {
   );
 }
 
-export function OrganisationSettings() {
+/** /admin/organisation; `children` are more sections the app puts below (the bans). */
+export function OrganisationSettings({ children }) {
   usePageTitle("Organisation settings");
   const { data: organisation, error } = useOrganisation();
   return (
@@ -206,7 +206,7 @@ export function OrganisationSettings() {
           <Subscription organisation={organisation} />
           <SettingsForm key={organisation.id} organisation={organisation} />
           <LogoSection organisation={organisation} />
-          <BansSection />
+          {children}
         </div>
       ) : null}
     </>

@@ -1,6 +1,4 @@
-import { Link } from "react-router";
-import { PageHeader, ResourceList, yesNo } from "../../../components/lists.jsx";
-import { usePageTitle } from "../../../components/PageMeta.js";
+import { ResourceListPage, yesNo } from "../../../components/lists.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useProfiles } from "../api/getProfiles.js";
 
@@ -14,20 +12,13 @@ const COLUMNS = [
 ];
 
 export function ProfileList() {
-  usePageTitle("Profiles");
   return (
-    <>
-      <PageHeader title="Profiles">
-        <Link className="button" to="/admin/profiles/create">
-          Create
-        </Link>
-      </PageHeader>
-      <ResourceList
-        useList={useProfiles}
-        columns={COLUMNS}
-        rowLink={(p) => `/admin/profiles/${p.id}`}
-        caption="Profiles"
-      />
-    </>
+    <ResourceListPage
+      title="Profiles"
+      createTo="/admin/profiles/create"
+      useList={useProfiles}
+      columns={COLUMNS}
+      rowLink={(p) => `/admin/profiles/${p.id}`}
+    />
   );
 }

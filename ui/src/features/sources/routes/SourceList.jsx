@@ -1,6 +1,4 @@
-import { Link } from "react-router";
-import { PageHeader, ResourceList } from "../../../components/lists.jsx";
-import { usePageTitle } from "../../../components/PageMeta.js";
+import { ResourceListPage } from "../../../components/lists.jsx";
 import { useSources } from "../api/getSources.js";
 import { SourceStatus } from "../components/SourceStatus.jsx";
 import { sourceLocation, typeLabel } from "../components/sourceTypes.js";
@@ -31,20 +29,13 @@ const COLUMNS = [
 ];
 
 export function SourceList() {
-  usePageTitle("Sources");
   return (
-    <>
-      <PageHeader title="Sources">
-        <Link className="button" to="/admin/sources/create">
-          Create
-        </Link>
-      </PageHeader>
-      <ResourceList
-        useList={useSources}
-        columns={COLUMNS}
-        rowLink={(s) => `/admin/sources/${s.id}`}
-        caption="Sources"
-      />
-    </>
+    <ResourceListPage
+      title="Sources"
+      createTo="/admin/sources/create"
+      useList={useSources}
+      columns={COLUMNS}
+      rowLink={(s) => `/admin/sources/${s.id}`}
+    />
   );
 }

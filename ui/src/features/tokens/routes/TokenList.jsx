@@ -1,6 +1,4 @@
-import { Link } from "react-router";
-import { PageHeader, ResourceList } from "../../../components/lists.jsx";
-import { usePageTitle } from "../../../components/PageMeta.js";
+import { ResourceListPage } from "../../../components/lists.jsx";
 import { formatTime } from "../../../lib/format.js";
 import { useTokens } from "../api/getTokens.js";
 import { tokenState } from "../components/tokenState.js";
@@ -15,24 +13,16 @@ const COLUMNS = [
 ];
 
 export function TokenList() {
-  usePageTitle("API Tokens");
   return (
-    <>
-      <PageHeader title="API Tokens">
-        <Link className="button" to="/admin/tokens/create">
-          Create
-        </Link>
-      </PageHeader>
-      <p className="help">
-        Scripts sign in with a token as a Bearer token instead of a password.
-      </p>
-      <ResourceList
-        useList={useTokens}
-        columns={COLUMNS}
-        rowLink={(t) => `/admin/tokens/${t.id}`}
-        searchLabel="Search by name or prefix"
-        caption="API tokens"
-      />
-    </>
+    <ResourceListPage
+      title="API Tokens"
+      createTo="/admin/tokens/create"
+      help="Scripts sign in with a token as a Bearer token instead of a password."
+      useList={useTokens}
+      columns={COLUMNS}
+      rowLink={(t) => `/admin/tokens/${t.id}`}
+      searchLabel="Search by name or prefix"
+      caption="API tokens"
+    />
   );
 }

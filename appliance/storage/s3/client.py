@@ -41,13 +41,13 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from ... import netcheck
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
-from .. import netcheck
-from ..validation import control_characters
-from .quota import Limits
-from .remote_io import RemoteDownload, RemoteUpload
-from .sealed import SealedSecrets
-from .tree import TEMP_PREFIX, Entry, has_control, virtual
+from ...text import control_characters
+from ..interface import Budget as Limits
+from ..paths import TEMP_PREFIX, Entry, has_control, virtual
+from ..remote_io import RemoteDownload, RemoteUpload
+from ..sealed import SealedSecrets
 
 log = Logger()
 

@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
 
-from ...errors import ApplianceError, Invalid, Unavailable
-from .own import SharedCommit
-from .quota import Limits
-from .tree import virtual
+from ..errors import ApplianceError, Invalid, Unavailable
+from .commit import SharedCommit
+from .interface import Budget as Limits
+from .paths import virtual
 
 NOT_ON_REMOTE = (
     "{path} is still being uploaded to a remote source: it cannot be {what} before it is closed "
@@ -25,6 +25,8 @@ NOT_ON_REMOTE = (
 
 class RemoteDownload:
     """A remote file read at offsets: reads answered one at a time, in the order they came."""
+
+    socket_sender = None  # no socket fast path: the bytes come over the network
 
     def __init__(self, path: str, size: int, on_close: Callable[[int, int], Awaitable[None]]):
         self.path = path
@@ -74,6 +76,8 @@ class RemoteUpload(SharedCommit):
 
     owner = None  # the session's OwnUploads (own.py), told when a commit or abort begins
     orphaned = False  # its name was deleted or replaced meanwhile: closing saves nothing
+
+    socket_receiver = None  # no socket fast path: the bytes go over the network
 
     def __init__(
         self,
@@ -172,6 +176,10 @@ class RemoteUpload(SharedCommit):
 
     async def open_copy(self) -> int:
         raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="read back"))
+
+    async def reader(self):
+        """Refused: a remote upload is a stream, it cannot be read back."""
+        await self.open_copy()
 
     async def truncate(self, size: int) -> None:
         if size != self.size:

@@ -30,13 +30,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from datetime import UTC, datetime
+from typing import Protocol
 
 from twisted.logger import Logger
 
+from ... import netcheck
 from ...errors import Invalid, Unavailable
 from ...models import to_iso
 from ...threads import spawn
-from .. import netcheck
 
 log = Logger()
 
@@ -303,14 +304,21 @@ class WebIdentity:
         session.register_component("credential_provider", CredentialResolver([Given()]))
 
 
+class SignIns(Protocol):
+    """Where a source's sign-in is kept (the core gives the store's, core/__init__.py)."""
+
+    async def save_refresh_token(self, source_id: int, grant: str, sealed: str) -> object: ...
+    async def sign_in_refused(self, source_id: int, grant: str, reason: str, when: str) -> object: ...
+
+
 class WebIdentities:
     """The sources' identities, one per source and sign-in; what they learn at refresh time
     (a rotated refresh token, a refused sign-in) is written back to the source."""
 
-    def __init__(self, reactor, store, sealed, allow_loopback: bool, destinations: netcheck.Destinations):
+    def __init__(self, reactor, saved: SignIns, sealed, allow_loopback: bool, destinations: netcheck.Destinations):
         self._reactor = reactor
         self.destinations = destinations
-        self._store = store
+        self._saved = saved
         self._sealed = sealed  # SealedSecrets
         self.allow_loopback = allow_loopback
         self._by_source: dict[int, WebIdentity] = {}
@@ -341,19 +349,15 @@ class WebIdentities:
 
     def rotated(self, identity: WebIdentity, refresh_token: str) -> None:
         """Called on a network thread: keep the provider's new refresh token (sealed)."""
-        from ...store import sign_ins
-
         sealed = self._sealed.seal(refresh_token)
-        self._later(lambda: self._store.run(sign_ins.save_refresh_token, identity.source_id, identity.grant, sealed),
+        self._later(lambda: self._saved.save_refresh_token(identity.source_id, identity.grant, sealed),
                     "saving a source's rotated refresh token")  # fmt: skip
 
     def refused(self, identity: WebIdentity) -> None:
         """Called on a network thread: the provider refused the saved sign-in."""
-        from ...store import sign_ins
-
         log.warn("the provider refused the saved sign-in of source {id}", id=identity.source_id)
         when = to_iso(datetime.fromtimestamp(self._reactor.seconds(), UTC))
         self._later(
-            lambda: self._store.run(sign_ins.sign_in_refused, identity.source_id, identity.grant, REFUSED, when),
+            lambda: self._saved.sign_in_refused(identity.source_id, identity.grant, REFUSED, when),
             "marking a source's sign-in as refused",
         )

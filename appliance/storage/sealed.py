@@ -4,7 +4,7 @@ when they can no longer be opened."""
 
 from __future__ import annotations
 
-from ...errors import Unavailable
+from ..errors import Unavailable
 
 
 class SealedSecrets:

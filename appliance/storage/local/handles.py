@@ -23,8 +23,8 @@ from twisted.internet.threads import blockingCallFromThread
 
 from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded, Unavailable
 from ...threads import Threads
-from .own import SharedCommit
-from .quota import Limits
+from ..commit import SharedCommit
+from ..interface import Budget as Limits
 from .socket_send import ReactorSend, SocketError, StopFlag
 from .tree import Location, os_error
 
@@ -67,6 +67,12 @@ class ReadAhead:
 
 
 class Reader:
+    """A download of a file on the local disk; it has the socket fast path (sendfile)."""
+
+    @property
+    def socket_sender(self) -> Reader:
+        return self
+
     def __init__(
         self,
         threads: Threads,
@@ -259,6 +265,8 @@ class UploadReader:
     upload holds so far, and what it is written later. Nothing is logged: those
     bytes are the session's own, not a download of a stored file."""
 
+    socket_sender = None  # read through the reactor: the upload may still grow
+
     def __init__(self, threads: Threads, writer: Writer, fd: int):
         self._threads = threads
         self._writer = writer
@@ -403,6 +411,11 @@ class Writer(SharedCommit):
 
     owner = None  # the session's OwnUploads (own.py), told when a commit or abort begins
     orphaned = False  # its name was deleted or replaced meanwhile: closing saves nothing
+
+    @property
+    def socket_receiver(self) -> Writer:
+        """It has the socket fast path (splice)."""
+        return self
 
     def __init__(
         self,
@@ -652,6 +665,10 @@ class Writer(SharedCommit):
             raise os_error(e, self.path) from None
         finally:
             self._lock.release()
+
+    async def reader(self) -> UploadReader:
+        """A read handle of the same session on this upload (what it holds so far)."""
+        return UploadReader(self._threads, self, await self.open_copy())
 
     async def move_to(self, location: Location) -> None:
         """Commit to `location` instead (the session renamed the file before closing

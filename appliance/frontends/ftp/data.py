@@ -1,0 +1,346 @@
+"""Data connections and transfers: passive and active set-up (RFC 959 4.1.2 PASV
+and PORT, RFC 2428 EPSV and EPRT), the transfer commands (REST from RFC 3659,
+RETR, STOR, APPE, ABOR, ALLO) and the watch on a running transfer; transfer.py
+holds the data connection itself and the files moved over it.
+
+- passive ports come from the configured range, on the control connection's local
+  address, accepting only the control connection's peer; PORT/EPRT go only to the
+  client's own address and unprivileged ports;
+- the control connection keeps reading while a transfer runs, so ABOR works and a
+  lost control connection is noticed at once (an upload whose client died is never
+  committed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import random
+
+from twisted.internet import defer, error
+from twisted.internet.interfaces import IConnector, IListeningPort
+from twisted.logger import Logger
+from twisted.protocols import ftp
+
+from ...threads import spawn
+from .errors import BadArgument, DataConnectionFailed, TransferAborted, ftp_reply
+from .transfer import DataChannelFactory, ReadFile, Transfer, broken_because, closed_cleanly, describe, plain_host
+
+log = Logger()
+
+DATA_CONNECT_TIMEOUT = 30  # seconds for a data connection to be made
+# Seconds between an upload's clean EOF and its commit. A killed client closes both
+# connections, but its kernel may close the control one a few ms after the data one
+# (0.3-3 ms seen on loopback), so a few reactor turns are not enough. 20 ms: about 7
+# times the widest gap seen, and 1/6 of a 256 MiB upload's time on loopback (50 ms was
+# a third of it once uploads went by splice).
+COMMIT_GRACE = 0.02
+FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
+CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before the connection is dropped
+# A REST holds for the transfer right after it; only these may come between (clients
+# set up the data connection before or after REST). Any other command forgets it.
+KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
+
+
+def _stop_listening(port) -> None:
+    """Close a passive port, unless it is closed or closing already."""
+    if getattr(port, "connected", True) and not getattr(port, "disconnecting", False):
+        spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
+
+
+class DataConnections:
+    """The data connection set-up and the transfers for FTPSession.
+
+    State: `dtpFactory`, `dtpPort`, `dtpInstance` (ftp.FTP's names for the set-up),
+    `_rest` (REST's offset), `_transfer` (the running Transfer), `_aborted` (an ABOR
+    came during it) and `_epsv_all` (EPSV ALL was sent).
+    """
+
+    # -- transfers ---------------------------------------------------------------------------
+
+    def ftp_REST(self, arg):
+        try:
+            offset = int(arg)
+        except ValueError:
+            offset = -1
+        if offset < 0:
+            raise BadArgument("REST needs a byte offset (a whole number, 0 or more).")
+        self._rest = offset
+        return 350, f"Restarting at {offset}. Send RETR, STOR or APPE."
+
+    async def ftp_RETR(self, path):
+        rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
+        self._need_data_setup()
+        async with self._data_command():
+            target = self._resolve(path)
+            source = await self.shell.openForReading(self._segments(target))
+            sent = None
+            try:
+                if rest > source.size:
+                    return 554, f"Cannot restart at byte {rest}: {target} has only {source.size} bytes."
+                self.reply_code(150, f"Opening data connection for {target} ({source.size - rest} bytes).")
+                sent = await self._send(source, rest)
+            finally:
+                if sent is None:
+                    await source.close()
+            # The client has every byte: tell it now, then write the download's audit
+            # row. The session's next command (QUIT too) waits for that row.
+            self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
+            try:
+                await source.close()
+            except Exception:  # noqa: BLE001 - the reply is gone: log it, do not reply twice
+                log.failure("closing a finished FTP download of {path}", path=target)
+            return None
+
+    async def ftp_STOR(self, path):
+        rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one
+        self._need_data_setup()
+        async with self._data_command():
+            return await self._receive(path, rest, append=False)
+
+    async def ftp_APPE(self, path):
+        rest, self._rest = self._rest, 0
+        self._need_data_setup()
+        async with self._data_command():
+            return await self._receive(path, rest, append=True)
+
+    async def _receive(self, path: str, rest: int, append: bool):
+        target = self._resolve(path)
+        upload = await self.shell.openForWriting(self._segments(target), resume=append or rest > 0)
+        committed = False
+        try:
+            offset = upload.size if append else rest
+            if offset > upload.size:
+                return 554, f"Cannot restart at byte {rest}: {target} has only {upload.size} bytes."
+            self.reply_code(150, f"Ok to send data for {target}.")
+            channel = await self._open_channel()
+            consumer = await upload.receive(offset)
+            transfer = self._begin(channel)
+            consumer.on_data = transfer.progress
+            consumer.on_error = transfer.fail
+            try:
+                if not consumer.take_over(channel):
+                    channel.attach(consumer)
+                outcome = await transfer.ended()
+                if outcome[0] == "failed":
+                    # Say why before the data connection goes: a client that sees
+                    # the reset first takes it for a network error and retries.
+                    consumer.stop()
+                    channel.pauseProducing()
+                    self.reply_code(*ftp_reply(outcome[1]))
+                    await self._sleep(FAILURE_LINGER)
+                    channel.abort()
+                    await consumer.drained()
+                    return None
+                if not closed_cleanly(outcome):
+                    log.info("FTP upload of {path} not saved: {why}", path=target, why=describe(outcome))
+                    channel.abort()
+                    consumer.stop()
+                    await consumer.drained()
+                    raise TransferAborted(
+                        transfer.cancelled
+                        or broken_because(outcome)
+                        or "The data connection broke before the upload finished."
+                    )
+                await consumer.drained()
+                # A killed client closes both connections at once, and the data side
+                # may look clean: commit only if the control connection outlives it.
+                # The disk's flush and fsync run meanwhile; nothing is visible before both end.
+                syncing = upload.sync()
+                await self._settle()
+                await syncing
+                if self._lost:
+                    return None
+                await upload.close()
+                committed = True
+            finally:
+                self._end(transfer)
+        finally:
+            if not committed:
+                await upload.abort()
+        return 226, f"Transfer complete: {consumer.received} bytes received."
+
+    async def _settle(self) -> None:
+        """Give a dying client's control connection time to show it is gone."""
+        await self._sleep(COMMIT_GRACE)
+
+    async def _sleep(self, seconds: float) -> None:
+        d = defer.Deferred()
+        self.clock.callLater(seconds, d.callback, None)
+        await d
+
+    async def _send(self, source: ReadFile, offset: int = 0) -> int:
+        """Send `source` over the data connection; return the bytes sent."""
+        channel = await self._open_channel()
+        transfer = self._begin(channel)
+        try:
+            try:
+                sent = await source.send(channel, offset, transfer.progress)
+            except BaseException:
+                channel.abort()
+                raise
+            if transfer.cancelled is None:
+                channel.finish()
+            outcome = await transfer.ended()
+            if transfer.cancelled is not None:
+                raise TransferAborted(transfer.cancelled)
+            if not closed_cleanly(outcome):
+                log.info("FTP download not complete: {why}", why=describe(outcome))
+                raise TransferAborted(
+                    broken_because(outcome) or "The data connection broke before the download finished."
+                )
+            return sent
+        finally:
+            self._end(transfer)
+
+    def _begin(self, channel) -> Transfer:
+        self.setTimeout(None)  # the transfer has its own stall timer
+        self._transfer = Transfer(channel, self.clock, self.transfer_timeout)
+        return self._transfer
+
+    def _end(self, transfer: Transfer) -> None:
+        transfer.stop()
+        if self._transfer is transfer:
+            self._transfer = None
+        if not self._lost:
+            self.setTimeout(self.timeOut)
+
+    def _abort_transfer(self, why: str) -> bool:
+        """End the running transfer (or the wait for its connection); True if there was one."""
+        if self._transfer is not None:
+            self._transfer.cancel(why)
+            return True
+        if self.dtpFactory is not None and self.dtpFactory.channel is None:
+            self.dtpFactory.close(why)
+            return self._busy
+        return False
+
+    def ftp_ABOR(self):
+        aborted, self._aborted = self._aborted, False
+        self._reset_data()
+        if aborted:
+            return 226, "Abort successful."
+        return 225, "No transfer to abort."
+
+    def ftp_ALLO(self, arg=""):
+        return 202, "No storage allocation necessary."
+
+    @contextlib.asynccontextmanager
+    async def _data_command(self):
+        """A data command uses up the data connection set-up, whatever its outcome."""
+        try:
+            yield
+        finally:
+            self._reset_data()
+
+    # -- data connections ----------------------------------------------------------------------
+
+    def _need_data_setup(self) -> None:
+        if self.dtpFactory is None:
+            raise DataConnectionFailed("Use PASV, EPSV, PORT or EPRT first.")
+
+    async def _open_channel(self):
+        factory = self.dtpFactory
+        if factory is None:
+            raise DataConnectionFailed("The data connection was closed; use PASV or PORT again.")
+        d = factory.when_connected()
+        d.addTimeout(DATA_CONNECT_TIMEOUT, self.clock)
+        try:
+            return await d
+        except defer.TimeoutError:
+            raise DataConnectionFailed(f"No data connection within {DATA_CONNECT_TIMEOUT} seconds.") from None
+
+    def _reset_data(self) -> None:
+        """Forget the data connection set-up (listening port, connector, channel)."""
+        factory, port, channel = self.dtpFactory, self.dtpPort, self.dtpInstance
+        self.dtpFactory = self.dtpPort = self.dtpInstance = None
+        if IListeningPort.providedBy(port):
+            # a tick later: at shutdown the reactor is closing every port itself meanwhile,
+            # and a Twisted Port closed twice in one tick fails (a traceback in the log)
+            self.clock.callLater(0, _stop_listening, port)
+        elif IConnector.providedBy(port):
+            port.disconnect()
+        if factory is not None:
+            factory.close("The data connection set-up was replaced or closed.")
+            channel = channel or factory.channel
+        if channel is not None and channel.isConnected:
+            channel.close_idle(self.clock, CLOSE_GRACE)
+
+    def getDTPPort(self, factory, interface=""):
+        """Listen on a free port of the passive range, trying from a random point."""
+        ports = self.passivePortRange
+        start = random.randrange(len(ports))
+        for i in range(len(ports)):
+            try:
+                return self.clock.listenTCP(ports[(start + i) % len(ports)], factory, interface=interface)
+            except error.CannotListenError:
+                continue
+        raise DataConnectionFailed("No passive port is free right now; try again later.")
+
+    def _passive(self) -> int:
+        self._reset_data()
+        factory = DataChannelFactory(self, self._peer_host(), self.clock)
+        # On the control connection's own address: never on every interface.
+        port = self.getDTPPort(factory, interface=self._local_host())
+        self.dtpFactory, self.dtpPort = factory, port
+        return port.getHost().port
+
+    def _local_family(self) -> int:
+        host = self._local_host()
+        return 1 if ":" not in host or plain_host(host) != host else 2
+
+    def ftp_PASV(self):
+        if self._epsv_all:
+            return 503, "PASV is not allowed after EPSV ALL."
+        host = self.masquerade or plain_host(self._local_host())
+        if ":" in host:
+            return 502, "PASV works only over IPv4: use EPSV."
+        port = self._passive()
+        return 227, f"Entering Passive Mode ({ftp.encodeHostPort(host, port)})."
+
+    def ftp_EPSV(self, protocol=""):
+        if protocol.upper() == "ALL":
+            self._epsv_all = True
+            return 200, "EPSV ALL ok: only EPSV from now on."
+        if protocol and protocol != str(self._local_family()):
+            return 522, f"Network protocol not supported, use ({self._local_family()})."
+        port = self._passive()
+        return 229, f"Entering Extended Passive Mode (|||{port}|)."
+
+    def ftp_PORT(self, address):
+        if self._epsv_all:
+            return 503, "PORT is not allowed after EPSV ALL."
+        try:
+            numbers = [int(n) for n in address.split(",")]
+            if len(numbers) != 6 or not all(0 <= n <= 255 for n in numbers):
+                raise ValueError
+        except ValueError:
+            raise BadArgument("PORT needs h1,h2,h3,h4,p1,p2.") from None
+        host = ".".join(str(n) for n in numbers[:4])
+        return self._active("PORT", host, numbers[4] << 8 | numbers[5])
+
+    def ftp_EPRT(self, address):
+        if self._epsv_all:
+            return 503, "EPRT is not allowed after EPSV ALL."
+        try:
+            protocol, host, port = ftp.decodeExtendedAddress(address)
+            ip = ipaddress.ip_address(host)
+            if protocol not in ("1", "2") or ip.version != int(protocol) * 2 + 2 or not 0 < port < 65536:
+                raise ValueError
+        except (ValueError, IndexError):
+            raise BadArgument("EPRT needs |1|address|port| or |2|address|port|.") from None
+        return self._active("EPRT", str(ip), port)
+
+    def _active(self, command: str, host: str, port: int):
+        peer = self._peer_host()
+        # The bounce defence: data goes only back to the client, never to a third party.
+        if plain_host(host) != peer:
+            return 504, f"{command} refused: data connections go only to your own address ({peer})."
+        if port < 1024:
+            return 504, f"{command} refused: ports below 1024 are not allowed."
+        self._reset_data()
+        factory = DataChannelFactory(self, peer, self.clock)
+        local = self._local_host()
+        self.dtpPort = self.clock.connectTCP(host, port, factory, timeout=DATA_CONNECT_TIMEOUT, bindAddress=(local, 0))
+        self.dtpFactory = factory
+        return 200, f"{command} command successful."

@@ -1,0 +1,1 @@
+"""The local storage backend (backend.py) and what it is built on."""

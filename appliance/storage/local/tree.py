@@ -1,0 +1,257 @@
+"""A confined directory tree on the local disk: one profile's home folder.
+
+Every walk goes component by component with openat(O_NOFOLLOW) from a directory
+descriptor of the root, so neither `..`, an absolute path, nor a symlink (planted
+before or swapped in during the walk) can lead outside. A symlink met on the way
+is followed only when its target, resolved on the host, lies inside the root; the
+walk then restarts from the root with the target's path. Functions here are
+synchronous and run on the work pool.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import stat
+
+from twisted.logger import Logger
+from twisted.python.threadable import isInIOThread
+
+from ...errors import AlreadyExists, Invalid, NotEmpty, NotFound, PermissionDenied, Unavailable
+from ..paths import (
+    RESUMABLE_PREFIX,
+    TEMP_PREFIX,
+    Entry,
+    entry_from_stat,
+    has_control,
+    virtual,
+)
+
+MAX_LINK_HOPS = 16
+FILE_MODE = 0o640  # files made on local sources
+DIR_MODE = 0o750  # folders made on local sources
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+log = Logger()
+
+
+def os_error(e: OSError, path: str) -> Exception:
+    """Map an OSError to the domain error a person can act on."""
+    code = e.errno
+    if code == errno.ENOENT:
+        return NotFound(f"No such file or folder: {path}")
+    if code in (errno.EACCES, errno.EPERM):
+        return PermissionDenied(f"Permission denied on the storage: {path}")
+    if code == errno.EEXIST:
+        return AlreadyExists(f"A file or folder named {path} already exists.")
+    if code == errno.ENOTEMPTY:
+        return NotEmpty(f"The folder {path} is not empty.")
+    if code == errno.ENOTDIR:
+        return Invalid(f"A part of {path} is not a folder.")
+    if code == errno.EISDIR:
+        return Invalid(f"{path} is a folder.")
+    if code == errno.ENAMETOOLONG:
+        return Invalid(f"That name is too long for the storage: {path}")
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        _tell_ops("the storage is full: {path} could not be written ({error})", path, e)
+        return Unavailable("The storage is full: nothing was saved. Free some space and try again.")
+    if code == errno.EROFS:
+        _tell_ops("the storage is read-only: {path} could not be changed ({error})", path, e)
+        return PermissionDenied("The storage is read-only.")
+    if code == errno.ELOOP:
+        return PermissionDenied(f"Too many symbolic links in {path}.")
+    if code == errno.EINVAL:
+        return Invalid(f"That operation is not possible on {path}.")
+    _tell_ops("the storage failed on {path}: {error}", path, e)
+    return Unavailable(f"The storage failed on {path}: {e.strerror or e}")
+
+
+def _tell_ops(message: str, path: str, e: OSError) -> None:
+    """A failure of the disk itself goes to the daemon's log too: the person's error
+    reaches only their client, and ops must see a full or failing disk. os_error runs
+    on the disk threads as well, so the line is logged from the reactor."""
+    error = e.strerror or str(e)
+    if isInIOThread():
+        log.error(message, path=path, error=error)
+    else:
+        from twisted.internet import reactor
+
+        reactor.callFromThread(log.error, message, path=path, error=error)
+
+
+class Location:
+    """An open descriptor of a folder and a name inside it; close when done."""
+
+    def __init__(self, dir_fd: int, name: str | None, parts: list[str]):
+        self.dir_fd = dir_fd
+        self.name = name  # None means the root itself
+        self.parts = parts
+
+    @property
+    def path(self) -> str:
+        return virtual(self.parts)
+
+    def lstat(self) -> os.stat_result | None:
+        try:
+            if self.name is None:
+                return os.fstat(self.dir_fd)
+            return os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise os_error(e, self.path) from None
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+    def __enter__(self) -> Location:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Tree:
+    """The confined tree under `root` (an existing folder)."""
+
+    def __init__(self, root: str):
+        self.root = os.path.realpath(root)
+
+    def _link_target(self, dir_fd: int, name: str, parts_before: list[str]) -> list[str]:
+        """The components of a symlink's target if it stays inside the root."""
+        target = os.readlink(name, dir_fd=dir_fd)
+        host_dir = os.path.join(self.root, *parts_before)
+        resolved = posixpath.normpath(os.path.join(host_dir, target))
+        if resolved != self.root and not resolved.startswith(self.root + os.sep):
+            raise PermissionDenied(f"{virtual(parts_before + [name])} is a link to outside your home folder.")
+        return [p for p in resolved[len(self.root) :].split(os.sep) if p]
+
+    def locate(self, parts: list[str], follow: bool = True) -> Location:
+        """Open the folder holding the last component, following links inside the root.
+
+        With `follow`, a symlink as the last component is resolved too.
+        """
+        parts = list(parts)
+        for _hop in range(MAX_LINK_HOPS):
+            fd = os.open(self.root, _DIR_FLAGS)
+            try:
+                restart = None
+                for i, part in enumerate(parts[:-1]):
+                    try:
+                        next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    except OSError as e:
+                        if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                            raise os_error(e, virtual(parts[: i + 1])) from None
+                        st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                        if not stat.S_ISLNK(st.st_mode):
+                            raise os_error(e, virtual(parts[: i + 1])) from None
+                        restart = self._link_target(fd, part, parts[:i]) + parts[i + 1 :]
+                        break
+                    os.close(fd)
+                    fd = next_fd
+                if restart is None and follow and parts:
+                    try:
+                        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        st = None
+                    if st is not None and stat.S_ISLNK(st.st_mode):
+                        restart = self._link_target(fd, parts[-1], parts[:-1])
+                if restart is None:
+                    location = Location(fd, parts[-1] if parts else None, parts)
+                    fd = -1
+                    return location
+                parts = restart
+            except OSError as e:
+                raise os_error(e, virtual(parts)) from None
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+        raise PermissionDenied(f"Too many symbolic links in {virtual(parts)}.")
+
+    def open_dir(self, location: Location) -> int:
+        """A descriptor of the folder at `location` (which must not be a link)."""
+        if location.name is None:
+            return os.dup(location.dir_fd)
+        try:
+            return os.open(location.name, _DIR_FLAGS, dir_fd=location.dir_fd)
+        except OSError as e:
+            if e.errno in (errno.ENOTDIR, errno.ELOOP):
+                raise Invalid(f"{location.path} is not a folder.") from None
+            raise os_error(e, location.path) from None
+
+    def list(self, parts: list[str]) -> list[Entry]:
+        with self.locate(parts) as location:
+            fd = self.open_dir(location)
+        try:
+            entries = []
+            with os.scandir(fd) as it:
+                for item in it:
+                    if item.name.startswith(TEMP_PREFIX) or has_control(item.name):
+                        # a control character (put on the disk some other way) would forge lines in
+                        # a client's listing, and such a name cannot be addressed: not listed
+                        continue
+                    try:
+                        st = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # vanished while listing
+                    if stat.S_ISLNK(st.st_mode):
+                        entries.append(self._link_entry(parts, item.name, st))
+                    else:
+                        entries.append(entry_from_stat(item.name, st))
+            return entries
+        finally:
+            os.close(fd)
+
+    def _link_entry(self, parts: list[str], name: str, link_st: os.stat_result) -> Entry:
+        """Show a link as what it points to when that is inside the root."""
+        try:
+            with self.locate(parts + [name]) as target:
+                st = target.lstat()
+            if st is not None:
+                return entry_from_stat(name, st)
+        except Exception:  # noqa: BLE001 - an unfollowable link is listed as a link
+            pass
+        return entry_from_stat(name, link_st, kind="link")
+
+    def stat(self, parts: list[str], follow: bool = True) -> Entry:
+        with self.locate(parts, follow=follow) as location:
+            st = location.lstat()
+        if st is None:
+            raise NotFound(f"No such file or folder: {virtual(parts)}")
+        return entry_from_stat(parts[-1] if parts else "/", st)
+
+    def usage(self) -> tuple[int, int]:
+        """Bytes and files under the root (links not followed, uploads in progress not counted)."""
+        total = files = 0
+        stack = [self.root]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    for item in it:
+                        if item.is_dir(follow_symlinks=False):
+                            stack.append(item.path)
+                        elif item.is_file(follow_symlinks=False) and not item.name.startswith(TEMP_PREFIX):
+                            total += item.stat(follow_symlinks=False).st_size
+                            files += 1
+            except OSError:
+                continue
+        return total, files
+
+
+def sweep_uploads(root: str) -> int:
+    """Remove temporary upload files left by a crash; return how many. Partial
+    resumable uploads are not theirs to remove: they outlive restarts."""
+    removed = 0
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            if name.startswith(TEMP_PREFIX) and not name.startswith(RESUMABLE_PREFIX):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                    removed += 1
+                except OSError:
+                    pass
+    return removed

@@ -1,0 +1,91 @@
+"""Paths as every layer sees them: a profile's virtual path split into checked names
+(no escape, no NUL or control characters, no reserved upload names), and the Entry
+that stat and list report, the same for every storage backend."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from ..errors import Invalid, PermissionDenied
+
+TEMP_PREFIX = ".~upload-"
+# resumable (tus) uploads: hidden like every upload, but kept across restarts (see resumable.py)
+RESUMABLE_PREFIX = TEMP_PREFIX + "tus-"
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4096
+ESCAPE = "That path leads outside your home folder."
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What listing and stat report for one file or folder."""
+
+    name: str
+    kind: str  # "file", "dir", "link" (a link that cannot be followed), "other"
+    size: int
+    mtime: float
+    atime: float
+    mode: int  # file type bits and permission bits
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == "dir"
+
+
+def entry_from_stat(name: str, st: os.stat_result, kind: str | None = None) -> Entry:
+    if kind is None:
+        if stat.S_ISDIR(st.st_mode):
+            kind = "dir"
+        elif stat.S_ISREG(st.st_mode):
+            kind = "file"
+        elif stat.S_ISLNK(st.st_mode):
+            kind = "link"
+        else:
+            kind = "other"
+    return Entry(name, kind, st.st_size if kind == "file" else 0, st.st_mtime, st.st_atime, st.st_mode & 0o170777)
+
+
+def has_control(name: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in name)
+
+
+def check_name(name: str) -> None:
+    """Refuse names no protocol should be able to create."""
+    if "\x00" in name:
+        raise Invalid("File names may not contain NUL characters.")
+    if has_control(name):
+        raise Invalid("File names may not contain control characters such as line breaks.")
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise Invalid(f"That name is too long: names may have at most {MAX_NAME_BYTES} bytes.")
+    if name.startswith(TEMP_PREFIX):
+        raise Invalid(f"Names starting with {TEMP_PREFIX!r} are reserved for uploads in progress.")
+
+
+def split_path(path: str) -> list[str]:
+    """A virtual path as its components, '..' applied; refuse escapes and bad names.
+
+    Relative paths are taken from the root: the front ends resolve a working
+    directory themselves before they call the core.
+    """
+    if "\x00" in path:
+        raise Invalid("Paths may not contain NUL characters.")
+    if len(path.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+        raise Invalid(f"That path is too long: paths may have at most {MAX_PATH_BYTES} bytes.")
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise PermissionDenied(ESCAPE)
+            parts.pop()
+            continue
+        check_name(part)
+        parts.append(part)
+    return parts
+
+
+def virtual(parts: list[str]) -> str:
+    return "/" + "/".join(parts)

@@ -1,0 +1,1 @@
+"""The s3 storage backend (backend.py) and what it is built on."""

@@ -1,0 +1,1 @@
+"""The sftp storage backend (backend.py) and what it is built on."""
