@@ -7,7 +7,6 @@ import contextlib
 import ftplib
 import io
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -281,7 +280,7 @@ def test_stat_during_a_transfer_is_answered_at_once(daemon, user):
         assert code == 211 and "no transfer running" in text, text
 
 
-@pytest.mark.skipif(not shutil.which("lftp"), reason="needs lftp")
+@pytest.mark.requires("lftp")
 def test_list_dash_d_shows_the_folder_itself(daemon, user):
     """lftp's `ls -d shown` sends LIST -d shown: the folder's own line, as ls -d gives
     (it listed what was inside)."""

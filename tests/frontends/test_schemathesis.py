@@ -27,7 +27,7 @@ import schemathesis
 from schemathesis.engine import Status, events, from_schema
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port
 
 CHECKS = ["not_a_server_error"]
 # a few tens of examples per operation find wrong types, huge numbers and nesting; more for a deeper run by hand
@@ -48,9 +48,7 @@ class Caller:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    d = make_daemon(tmp_path_factory.mktemp("schemathesis"), start=False)
-    d.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(free_port())})
-    d.start()
+    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port())
     yield d
     d.stop()
 
