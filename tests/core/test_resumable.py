@@ -13,8 +13,8 @@ import pytest_twisted
 from twisted.internet import defer, task
 
 from appliance.core.files.resumable import OffsetMismatch, ResumableUploads, TooLarge
-from appliance.core.files.tree import RESUMABLE_PREFIX
 from appliance.errors import AlreadyExists, Gone, NotFound, PermissionDenied
+from appliance.storage.paths import RESUMABLE_PREFIX
 from appliance.store import queries
 from appliance.store import uploads as upload_queries
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from appliance.core.files.tree import TEMP_PREFIX, Tree, split_path, sweep_uploads
 from appliance.errors import Invalid, NotFound, PermissionDenied
+from appliance.storage.local.tree import Tree, sweep_uploads
+from appliance.storage.paths import TEMP_PREFIX, split_path
 
 
 @pytest.fixture

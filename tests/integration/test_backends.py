@@ -22,7 +22,7 @@ from .sources import BUCKET, S3Server
 
 PASSWORD = "backend-password-1"
 PREFIX = "tenants/backends"
-TEMP_PREFIX = ".~upload-"  # a local or remote-SFTP upload in progress (appliance/core/files/tree.py)
+TEMP_PREFIX = ".~upload-"  # a local or remote-SFTP upload in progress (appliance/storage/paths.py)
 ALL = ["list", "download", "upload", "overwrite", "delete", "rename", "mkdir"]
 
 
