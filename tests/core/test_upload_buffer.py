@@ -35,7 +35,7 @@ def test_pwrite_all_resumes_short_writes_and_splits_past_iov_max(tmp_path, monke
     path = tmp_path / "out.bin"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT)
     try:
-        handles._pwrite_all(fd, list(chunks), 10)
+        handles.pwrite_all(fd, list(chunks), 10)
     finally:
         os.close(fd)
     assert path.read_bytes() == b"\0" * 10 + b"".join(chunks)
@@ -154,10 +154,10 @@ async def test_a_socket_upload_lands_every_byte_at_its_offset_and_counts_the_quo
     receiver.close()
     assert (how, received) == ("eof", len(data))
     assert writer.size == 4 + len(data)
-    assert writer._limits.usage.pending == 4 + len(data)  # the quota taken ahead was given back
+    assert session.limits.usage.pending == 4 + len(data)  # the quota taken ahead was given back
     await writer.commit()
     assert Path(os.path.join(session.tree.root, "spliced.bin")).read_bytes() == b"head" + data
-    assert writer._limits.usage.pending == 0
+    assert session.limits.usage.pending == 0
 
 
 @pytest_twisted.ensureDeferred
@@ -170,7 +170,7 @@ async def test_a_socket_upload_past_the_quota_is_refused_and_leaves_nothing(core
         await writer.receive_socket(receiver.fileno(), 0, writer.socket_slot(), lambda: None)
     receiver.close()
     await writer.abort()
-    assert writer._limits.usage.pending == 0
+    assert session.limits.usage.pending == 0
     assert os.listdir(session.tree.root) == []
 
 
