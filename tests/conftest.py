@@ -6,11 +6,19 @@ import os
 
 import pytest
 
-from .helpers import Daemon, make_daemon
+from .helpers import Daemon, daemon_with, make_daemon, require
+from .smtpserver import SmtpServer
 
 # The ops listener's default port (9180) would be shared by every daemon a test starts,
 # here and in other test runs on this machine: none unless a test asks (make_daemon does).
 os.environ.setdefault("APPLIANCE_LISTEN_OPS", "")
+
+
+def pytest_runtest_setup(item):
+    """`@pytest.mark.requires("curl", "lftp")`: the programs a test drives; one missing
+    skips the test here and fails it in CI (helpers.require)."""
+    for mark in item.iter_markers("requires"):
+        require(*mark.args)
 
 
 @pytest.fixture(scope="module")
@@ -25,5 +33,21 @@ def daemon(tmp_path_factory) -> Daemon:
 def fresh_daemon(tmp_path) -> Daemon:
     """A daemon of this test's own (for tests that restart or kill it)."""
     d = make_daemon(tmp_path)
+    yield d
+    d.stop()
+
+
+@pytest.fixture(scope="module")
+def smtp() -> SmtpServer:
+    """A real SMTP listener for a test module: what the daemon mails arrives in `smtp.messages`."""
+    server = SmtpServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def mail_daemon(tmp_path_factory, smtp) -> Daemon:
+    """The module's daemon mailing through `smtp`, from portal@acme.example."""
+    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=smtp.port, smtp__sender="portal@acme.example")
     yield d
     d.stop()

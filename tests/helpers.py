@@ -7,8 +7,10 @@ the API of a later issue will manage.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import stat
@@ -21,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import bcrypt
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APPLIANCE = [sys.executable, "-m", "appliance"]
@@ -90,6 +93,30 @@ def file_sizes(paths: Iterable[Path]) -> Iterator[tuple[Path, int]]:
             yield path, st.st_size
 
 
+def missing(reason: str):
+    """A test cannot run without something it needs: skipped on a developer's machine,
+    failed in CI (the CI variable is set: `CI=true bash .ci/run`), where `make test`
+    installs everything and a skip would hide that a client was never exercised."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}: CI must have it (make system-deps)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require(*tools: str) -> None:
+    """Each of `tools` (a program on PATH, or an absolute path) is there, or missing()."""
+    absent = [tool for tool in tools if not (os.path.exists(tool) if os.path.isabs(tool) else shutil.which(tool))]
+    if absent:
+        missing(f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed (make system-deps)")
+
+
+def require_module(name: str):
+    """The Python module `name` (as pytest.importorskip), or missing()."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        missing(f"the Python module {name} is not installed (make build)")
+
+
 def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -140,6 +167,7 @@ class Daemon:
     env: dict = field(default_factory=dict)
     extra_args: list = field(default_factory=list)  # more `serve` flags, e.g. --https
     ops_port: int = field(default_factory=free_port)  # the ops listener: /readyz and /metrics in full
+    https_port: int | None = None  # an HTTPS listener too when set (daemon_with(..., https=True))
 
     # -- the database, for arranging tests --------------------------------------
 
@@ -289,6 +317,7 @@ class Daemon:
             env=self.env,
             cwd=self.data_dir.parent,
         )
+        log.close()  # the daemon writes to its own copy
         for port in (self.http_port, self.sftp_port, self.ftp_port, self.ops_port):
             try:
                 # generous: a loaded CI machine can take long to import everything
@@ -349,6 +378,42 @@ def make_daemon(tmp: Path, start: bool = True) -> Daemon:
         cwd=tmp,
     )
     daemon = Daemon(data_dir, free_port(), free_port(), free_port(), (low, high), env=env)
+    if start:
+        daemon.start()
+    return daemon
+
+
+def setting_variables(settings: dict) -> dict[str, str]:
+    """APPLIANCE_<SECTION>_<KEY> variables for `section__key=value` settings (booleans as true/false)."""
+    variables = {}
+    for name, value in settings.items():
+        section, separator, key = name.partition("__")
+        if not separator or not section or not key:
+            raise ValueError(f"{name}: a setting is named section__key, e.g. smtp__port")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        variables[f"APPLIANCE_{section}_{key}".upper()] = str(value)
+    return variables
+
+
+def daemon_with(
+    tmp, *, start: bool = True, https: bool = False, env: dict[str, str] | None = None, **settings
+) -> Daemon:
+    """A daemon as make_daemon sets it up, with settings by section and key:
+    `daemon_with(tmp_path, security__max_connections_per_address=1, sftp__legacy_ciphers=False)`
+    sets APPLIANCE_SECURITY_MAX_CONNECTIONS_PER_ADDRESS and APPLIANCE_SFTP_LEGACY_CIPHERS.
+    `tmp`: a test's tmp_path, or tmp_path_factory (a folder of its own is made in it).
+    `https`: an HTTPS listener too, on `daemon.https_port`. `env`: other environment
+    variables of the daemon (TMPDIR, NOTIFY_SOCKET)."""
+    if hasattr(tmp, "mktemp"):
+        tmp = tmp.mktemp("daemon")
+    daemon = make_daemon(tmp, start=False)
+    daemon.env.update(setting_variables(settings))
+    daemon.env.update(env or {})
+    if https:
+        daemon.https_port = free_port()
+        daemon.extra_args.append("--https")
+        daemon.extra_args.append(f"tcp:{daemon.https_port}:interface=127.0.0.1")
     if start:
         daemon.start()
     return daemon

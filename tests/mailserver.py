@@ -125,6 +125,8 @@ namespace inbox {{
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(10)
+        if self.process and self.process.stderr:
+            self.process.stderr.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def client(self) -> imaplib.IMAP4_SSL:

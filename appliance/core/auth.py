@@ -100,6 +100,11 @@ class AuthService:
         self._clock = clock
         self.closing = False  # set at shutdown: new sign-ins are refused (core.signin)
 
+    @property
+    def throttle(self) -> LoginThrottle:
+        """The failed sign-ins counted per address and account, the slow-down and the bans."""
+        return self._throttle
+
     def banned(self, address: str) -> str | None:
         """Why connections from `address` are refused now, or None (front ends call this
         when a connection opens, so a banned address costs no password check)."""

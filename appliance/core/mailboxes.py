@@ -135,6 +135,10 @@ class MailboxService:
             self._failures.pop(stale, None)
             self._seen.pop(stale, None)
 
+    def next_due(self, mailbox_id: int) -> float | None:
+        """When the mailbox is next checked (reactor seconds); None when not scheduled."""
+        return self._next_due.get(mailbox_id)
+
     def _schedule_next(self, mailbox: Mailbox, failed: bool) -> None:
         self._seen[mailbox.id] = _settings(mailbox)  # the run's: tick() notices a change since
         failures = self._failures.get(mailbox.id, 0) + 1 if failed else 0

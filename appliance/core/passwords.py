@@ -68,6 +68,10 @@ class VerifiedCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def digests(self) -> list[bytes]:
+        """What is kept of each remembered sign-in (the HMAC), oldest first: never a password or a hash."""
+        return list(self._entries)
+
     def _digest(self, scope: str, password: str, hashed: str) -> bytes:
         message = b"".join(
             len(part).to_bytes(4, "big") + part for part in (scope.encode(), hashed.encode(), password.encode())
@@ -109,6 +113,11 @@ class Passwords:
         self.check = check
         # Checked against when the user is unknown, so both cases cost the same.
         self._dummy = bcrypt.hashpw(b"dummy password", bcrypt.gensalt(rounds)).decode()
+
+    @property
+    def cache(self) -> VerifiedCache:
+        """The remembered successful checks (how many, what is kept of them)."""
+        return self._cache
 
     async def hash(self, password: str) -> str:
         validate(password)

@@ -11,6 +11,7 @@ from twisted.conch.ssh import keys
 
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
 from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
+from ..storage.paths import split_path, virtual
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from . import validation
@@ -19,7 +20,6 @@ from .audit import AuditLog
 from .auth import Account
 from .authority import OPERATOR_ROLE, require_authority, require_grant
 from .changes import Field, describe_change
-from .files.tree import split_path, virtual
 from .passwords import Passwords, profile_scope, validate
 
 SQLITE_MAX = 2**63 - 1  # the largest number a column holds

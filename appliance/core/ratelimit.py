@@ -60,6 +60,10 @@ class RateLimiter:
         self._events: OrderedDict[tuple[str, str], deque[float]] = OrderedDict()  # (rule, key) -> times
         self._windows: dict[str, float] = {}  # rule name -> its window
 
+    def __len__(self) -> int:
+        """How many (rule, key) pairs are tracked (at most max_keys)."""
+        return len(self._events)
+
     def _recent(self, rule: Rule, key: str, now: float) -> deque[float]:
         events = self._events.get((rule.name, key))
         if events is None:

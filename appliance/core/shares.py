@@ -30,6 +30,7 @@ from ..errors import (
     RateLimited,
 )
 from ..models import LogEntry, Share, from_iso, to_iso
+from ..storage.paths import Entry, split_path, virtual
 from ..store import Store, queries
 from ..store import shares as share_queries
 from . import signed, validation
@@ -39,7 +40,6 @@ from .auth import AuthService
 from .authority import require_authority
 from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
-from .files.tree import Entry, split_path, virtual
 from .passwords import Passwords, share_scope
 from .ratelimit import SHARE_MAILS_PER_ACCOUNT, SHARE_MAILS_PER_RECIPIENT, RateLimiter, wait_in_words
 from .throttle import Target

@@ -19,11 +19,11 @@ from twisted.internet import defer, task
 from twisted.python.failure import Failure
 
 from ..models import Source, to_iso
+from ..storage.paths import TEMP_PREFIX
 from ..store import Store, queries
 from ..store import operator as operator_queries
 from ..threads import Threads, spawn
 from .files import FilesService
-from .files.tree import TEMP_PREFIX
 
 REFRESH = 600.0  # seconds between two measurements of every organisation
 

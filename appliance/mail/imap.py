@@ -1,6 +1,6 @@
 """A small IMAP client for mailbox polling, on the reactor (twisted.mail).
 
-Connects to an address checked beforehand (see core/netcheck.py), with implicit
+Connects to an address checked beforehand (see appliance/netcheck.py), with implicit
 TLS, STARTTLS or none; verifies certificates against the host name unless the
 mailbox opts out; and turns every failure into a sentence an admin can act on.
 """

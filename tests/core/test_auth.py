@@ -275,7 +275,7 @@ async def test_a_banned_address_is_refused_before_any_password_check_and_logged(
     alice = await make_account(core)
     admin = await make_account(core, "admin")
     for i in range(int(BAN_THRESHOLD)):
-        core.auth._throttle.record_failure(unknown(f"nobody{i}"), "10.1.1.1")
+        core.auth.throttle.record_failure(unknown(f"nobody{i}"), "10.1.1.1")
     with pytest.raises(AuthenticationFailed, match="Too many failed sign-ins from 10.1.1.1: try again in 5 minutes"):
         await login(core, address="10.1.1.1")  # even the right password
     assert (await login(core, address="10.1.1.2")).profile.username == "alice"  # others are unaffected
@@ -293,7 +293,7 @@ async def test_a_banned_address_is_refused_before_any_password_check_and_logged(
 async def test_failures_through_login_ban_that_account_from_that_address(core):
     await make_account(core)
     await make_account(core, "bob")
-    core.auth._throttle.pause = _no_pause  # the growing delays are tested above, with a clock
+    core.auth.throttle.pause = _no_pause  # the growing delays are tested above, with a clock
     for _ in range(int(BAN_THRESHOLD)):
         with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
             await login(core, password="guess-guess", address="10.2.2.2")

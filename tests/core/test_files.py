@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -70,10 +71,10 @@ async def test_an_upload_is_invisible_until_committed_and_abort_leaves_nothing(c
     await upload(session, "/keep.txt", b"old content")
     writer = await session.open_write("/keep.txt")
     await writer.write(0, b"x" * (3 << 20))  # past the write buffer: on disk in the temp file
-    assert open(os.path.join(session.tree.root, "keep.txt"), "rb").read() == b"old content"
+    assert Path(os.path.join(session.tree.root, "keep.txt")).read_bytes() == b"old content"
     assert [e.name for e in await session.list("/")] == ["keep.txt"]  # temp file hidden
     await writer.abort()
-    assert open(os.path.join(session.tree.root, "keep.txt"), "rb").read() == b"old content"
+    assert Path(os.path.join(session.tree.root, "keep.txt")).read_bytes() == b"old content"
     assert temp_files(session.tree.root) == []
 
 

@@ -67,12 +67,12 @@ async def test_a_wrong_password_after_a_cached_success_is_refused_and_logged(cor
 async def test_the_cache_holds_no_password_and_no_hash(core):
     account = await make_account(core)
     await login(core)
-    cache = core.passwords._cache
+    cache = core.passwords.cache
     assert len(cache) == 1
-    stored = repr(cache._entries).encode()
+    stored = repr(cache.digests()).encode()
     for secret in (PASSWORD, account.profile.password_hash, account.profile.password_hash.split("$")[-1]):
         assert secret.encode() not in stored
-        assert all(secret.encode() not in digest for digest in cache._entries)
+        assert all(secret.encode() not in digest for digest in cache.digests())
 
 
 async def change_by_user(core, account, new):
@@ -100,9 +100,9 @@ async def test_a_password_change_or_reset_ends_the_old_password_at_once(core, ch
     account = await make_account(core)
     await login(core)
     await login(core)
-    assert len(core.passwords._cache) == 1
+    assert len(core.passwords.cache) == 1
     await change(core, account, "brand-new-password-2")
-    assert len(core.passwords._cache) == 0  # dropped, not merely unreachable
+    assert len(core.passwords.cache) == 0  # dropped, not merely unreachable
     with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
         await login(core)
     bcrypt = count_bcrypt(core)
@@ -146,8 +146,8 @@ async def test_a_deleted_profile_is_forgotten(core):
     account = await make_account(core)
     admin = await make_account(core, "admin")
     await login(core)
-    assert len(core.passwords._cache) == 1
+    assert len(core.passwords.cache) == 1
     await core.profile_admin.delete(admin, account.profile)
-    assert len(core.passwords._cache) == 0
+    assert len(core.passwords.cache) == 0
     with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
         await login(core)

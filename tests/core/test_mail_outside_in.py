@@ -22,7 +22,7 @@ core = base.core
 mail_server = base.mail_server
 empty_mailbox = base.empty_mailbox  # autouse
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/usr/sbin/dovecot"), reason="make test installs dovecot-imapd")
+pytestmark = pytest.mark.requires("/usr/sbin/dovecot")  # make test installs dovecot-imapd
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ async def test_a_message_left_over_the_size_limit_stays_on_the_server_untouched(
     assert len(_unseen(mail_server)) == 1, mail_server.flags()  # still there, still new
     assert mail_server.flags("Archive") == []
     assert files_under(source_root(core)) == {}
-    core.mailboxes._settings.max_message_bytes = 5_000_000
+    core.settings.mail.max_message_bytes = 5_000_000
     third = await run(core, mailbox_id)
     assert (third["status"], third["files"]) == ("success", 1), third
     assert files_under(source_root(core))["mail/2026-11-03/big.bin"] == big

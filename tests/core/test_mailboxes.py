@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -19,7 +20,7 @@ from appliance.store import queries
 from ..mailserver import PASSWORD, USER, start_mail_server
 from .conftest import make_account
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/usr/sbin/dovecot"), reason="make test installs dovecot-imapd")
+pytestmark = pytest.mark.requires("/usr/sbin/dovecot")  # make test installs dovecot-imapd
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def files_under(root: str) -> dict[str, bytes]:
     for folder, _dirs, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
-            found[os.path.relpath(path, root)] = open(path, "rb").read()
+            found[os.path.relpath(path, root)] = Path(path).read_bytes()
     return found
 
 
@@ -291,7 +292,7 @@ async def test_failures_are_recorded_with_a_clear_error(core, mail_server, chang
 
 @pytest_twisted.ensureDeferred
 async def test_loopback_is_refused_unless_allowed(core, mail_server):
-    core.mailboxes._settings.allow_loopback = False
+    core.settings.mail.allow_loopback = False
     mailbox_id = await make_mailbox(core, mail_server)
     result = await run(core, mailbox_id)
     assert result["status"] == "failed" and "loopback" in result["error"]
@@ -347,11 +348,11 @@ async def test_runs_never_overlap_and_failures_back_off(core, mail_server):
     with pytest.raises(Exception, match="being checked right now"):
         await core.mailboxes.run_now(org_id, mailbox_id)
     await core.mailboxes.wait(mailbox_id)
-    first_due = core.mailboxes._next_due[mailbox_id] - core.reactor.seconds()
+    first_due = core.mailboxes.next_due(mailbox_id) - core.reactor.seconds()
     assert 2 * 300 <= first_due <= 2 * 300 * 1.1 + 1  # one failure: twice the interval
     await core.mailboxes.run_now(org_id, mailbox_id)
     await core.mailboxes.wait(mailbox_id)
-    second_due = core.mailboxes._next_due[mailbox_id] - core.reactor.seconds()
+    second_due = core.mailboxes.next_due(mailbox_id) - core.reactor.seconds()
     assert second_due > first_due
     rows = await core.store.run(mailbox_queries.runs, org_id, mailbox_id)
     assert [r["status"] for r in rows] == ["failed", "failed"]
@@ -366,12 +367,12 @@ async def test_an_admins_change_ends_the_backoff_of_a_failing_mailbox(core, mail
     for _ in range(3):
         await core.mailboxes.run_now(org_id, mailbox_id)
         await core.mailboxes.wait(mailbox_id)
-    backed_off = core.mailboxes._next_due[mailbox_id] - core.reactor.seconds()
+    backed_off = core.mailboxes.next_due(mailbox_id) - core.reactor.seconds()
     assert backed_off >= 8 * 300  # three failures: eight intervals
     await core.mailboxes.tick()  # nothing changed: nothing starts, the backoff holds
-    assert core.mailboxes._next_due[mailbox_id] - core.reactor.seconds() > 7 * 300
+    assert core.mailboxes.next_due(mailbox_id) - core.reactor.seconds() > 7 * 300
     # as the admin API does it
     await core.store.run(mailbox_queries.update_mailbox, org_id, mailbox_id, {"username": USER})
     await core.mailboxes.tick()
     await core.mailboxes.wait(mailbox_id)  # in case the minute's draw was zero
-    assert core.mailboxes._next_due[mailbox_id] - core.reactor.seconds() <= 300 * 1.1 + 60
+    assert core.mailboxes.next_due(mailbox_id) - core.reactor.seconds() <= 300 * 1.1 + 60

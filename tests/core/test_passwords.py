@@ -58,8 +58,8 @@ def test_the_cache_holds_no_password_or_hash_and_expires():
     now = [0.0]
     cache = VerifiedCache(size=2, ttl=10, clock=lambda: now[0])
     cache.remember("profile:1", "secret-one", "$2b$hash1")
-    assert all(b"secret-one" not in d and b"hash1" not in d for d in cache._entries)
-    assert "secret-one" not in repr(cache._entries) and "hash1" not in repr(cache._entries)
+    assert all(b"secret-one" not in d and b"hash1" not in d for d in cache.digests())
+    assert "secret-one" not in repr(cache.digests()) and "hash1" not in repr(cache.digests())
     assert cache.hit("profile:1", "secret-one", "$2b$hash1")
     assert not cache.hit("profile:1", "secret-two", "$2b$hash1")
     assert not cache.hit("profile:2", "secret-one", "$2b$hash1")

@@ -54,5 +54,5 @@ def test_a_flood_of_new_keys_stays_bounded():
     for n in range(1000):
         limiter.take((THREE_A_MINUTE, f"key{n}"))
         clock.advance(1)
-    assert len(limiter._events) <= 100
+    assert len(limiter) <= 100
     assert limiter.take((THREE_A_MINUTE, "key999"), amount=3) == 59  # the freshest are kept

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 
 import pytest
 import pytest_twisted
 from twisted.internet import defer, task
 
 from appliance.core.files.resumable import OffsetMismatch, ResumableUploads, TooLarge
-from appliance.core.files.tree import RESUMABLE_PREFIX
 from appliance.errors import AlreadyExists, Gone, NotFound, PermissionDenied
+from appliance.storage.paths import RESUMABLE_PREFIX
 from appliance.store import queries
 from appliance.store import uploads as upload_queries
 
@@ -52,7 +53,7 @@ async def test_appends_at_the_recorded_offset_then_the_file_appears(core):
         f.write(b"garbage")
     state = await uploads.append(account, "web", "", state.id, 5, io.BytesIO(b"56789"))
     assert state.complete and state.offset == 10
-    assert open(f"{home}/f.bin", "rb").read() == b"0123456789" and partials(home) == []
+    assert Path(f"{home}/f.bin").read_bytes() == b"0123456789" and partials(home) == []
     logs = await core.store.run(queries.recent_logs, None)
     assert [(r["action"], r["path"], r["bytes"]) for r in logs if r["action"] == "upload"] == [("upload", "/f.bin", 10)]
     with pytest.raises(NotFound):
@@ -98,10 +99,10 @@ async def test_a_name_taken_meanwhile_is_never_overwritten(core):
         f.write(b"first")
     with pytest.raises(AlreadyExists):
         await uploads.append(account, "web", "", state.id, 0, io.BytesIO(b"abc"))
-    assert open(f"{home}/taken.txt", "rb").read() == b"first" and partials(home) == []
+    assert Path(f"{home}/taken.txt").read_bytes() == b"first" and partials(home) == []
     state = await begin(uploads, account, name="taken.txt", length=3, overwrite=True)
     await uploads.append(account, "web", "", state.id, 0, io.BytesIO(b"abc"))
-    assert open(f"{home}/taken.txt", "rb").read() == b"abc"
+    assert Path(f"{home}/taken.txt").read_bytes() == b"abc"
 
 
 @pytest_twisted.ensureDeferred

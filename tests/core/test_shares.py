@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -34,7 +35,7 @@ async def test_an_exclusive_upload_never_replaces_a_file_made_while_it_ran(core)
     with pytest.raises(AlreadyExists, match="created while this upload ran"):
         await second.commit()
     home = session.tree.root
-    assert open(os.path.join(home, "race.txt"), "rb").read() == b"first"
+    assert Path(os.path.join(home, "race.txt")).read_bytes() == b"first"
     assert [n for n in os.listdir(home) if n.startswith(TEMP_PREFIX)] == []
 
 
@@ -57,7 +58,7 @@ async def test_drop_box_uploads_in_parallel_get_names_of_their_own(core):
     assert writer.path == "/inbox/scan (3).pdf"
     await writer.abort()
     again.release()
-    assert open(os.path.join(session.tree.root, "inbox", "scan (1).pdf"), "rb").read() == b"upload 1"
+    assert Path(os.path.join(session.tree.root, "inbox", "scan (1).pdf")).read_bytes() == b"upload 1"
 
 
 @pytest_twisted.ensureDeferred

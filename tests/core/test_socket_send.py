@@ -48,8 +48,9 @@ def _reader(sock) -> tuple[threading.Thread, bytearray]:
     got = bytearray()
 
     def run():
-        while chunk := sock.recv(1 << 16):
-            got.extend(chunk)
+        with sock:  # closed at the end of the data
+            while chunk := sock.recv(1 << 16):
+                got.extend(chunk)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from appliance.core.files.tree import TEMP_PREFIX, Tree, split_path, sweep_uploads
 from appliance.errors import Invalid, NotFound, PermissionDenied
+from appliance.storage.local.tree import Tree, sweep_uploads
+from appliance.storage.paths import TEMP_PREFIX, split_path
 
 
 @pytest.fixture
@@ -122,13 +124,13 @@ def test_a_folder_swapped_for_a_link_during_use_cannot_lead_out(tree, tmp_path):
 
 def test_names_with_control_characters_on_the_disk_are_not_listed(tree):
     for name in ["evil\r\n226 Transfer complete.txt", "line\nbreak.txt", "tab\there.txt", "del\x7f.txt"]:
-        open(os.path.join(tree.root, "docs", name), "w").write("planted")
+        Path(os.path.join(tree.root, "docs", name)).write_text("planted")
     assert [e.name for e in tree.list(["docs"])] == ["a.txt"]
 
 
 def test_upload_temp_files_are_hidden_and_swept(tree):
     temp = os.path.join(tree.root, "docs", TEMP_PREFIX + "abcd")
-    open(temp, "w").write("partial")
+    Path(temp).write_text("partial")
     assert [e.name for e in tree.list(["docs"])] == ["a.txt"]
     assert tree.usage() == (len("inside"), 1)
     assert sweep_uploads(tree.root) == 1

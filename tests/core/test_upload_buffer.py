@@ -8,6 +8,7 @@ import os
 import socket
 import struct
 import threading
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -34,7 +35,7 @@ def test_pwrite_all_resumes_short_writes_and_splits_past_iov_max(tmp_path, monke
     path = tmp_path / "out.bin"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT)
     try:
-        handles._pwrite_all(fd, list(chunks), 10)
+        handles.pwrite_all(fd, list(chunks), 10)
     finally:
         os.close(fd)
     assert path.read_bytes() == b"\0" * 10 + b"".join(chunks)
@@ -57,7 +58,7 @@ async def test_write_nowait_buffers_without_a_deferred_until_the_buffer_is_full(
     for _, d in pending:
         await d
     await writer.commit()
-    assert open(os.path.join(session.tree.root, "fast.bin"), "rb").read() == piece * 48
+    assert Path(os.path.join(session.tree.root, "fast.bin")).read_bytes() == piece * 48
 
 
 @pytest_twisted.ensureDeferred
@@ -70,7 +71,7 @@ async def test_a_reused_caller_buffer_does_not_change_what_was_written(core):
     await writer.write(1000, memoryview(scratch))
     scratch[:] = b"c" * 1000
     await writer.commit()
-    assert open(os.path.join(session.tree.root, "copy.bin"), "rb").read() == b"a" * 1000 + b"b" * 1000
+    assert Path(os.path.join(session.tree.root, "copy.bin")).read_bytes() == b"a" * 1000 + b"b" * 1000
 
 
 @pytest_twisted.ensureDeferred
@@ -80,7 +81,7 @@ async def test_many_tiny_writes_are_written_out_every_iov_max_chunks(core):
     started = [n for n in range(3 * handles.IOV_MAX) if writer.write_nowait(n, b"x") is not None]
     assert started == [handles.IOV_MAX - 1, 2 * handles.IOV_MAX - 1, 3 * handles.IOV_MAX - 1]
     await writer.commit()
-    assert open(os.path.join(session.tree.root, "tiny.bin"), "rb").read() == b"x" * (3 * handles.IOV_MAX)
+    assert Path(os.path.join(session.tree.root, "tiny.bin")).read_bytes() == b"x" * (3 * handles.IOV_MAX)
 
 
 @pytest_twisted.ensureDeferred
@@ -100,7 +101,7 @@ async def test_sync_writes_out_and_fsyncs_and_commit_then_only_renames(core, mon
     assert not os.path.exists(os.path.join(session.tree.root, "synced.bin"))  # nothing visible yet
     await writer.commit()
     assert fsynced == [1000, "dir"]  # the rename's folder, not the file again
-    assert open(os.path.join(session.tree.root, "synced.bin"), "rb").read() == b"a" * 1000
+    assert Path(os.path.join(session.tree.root, "synced.bin")).read_bytes() == b"a" * 1000
 
     fsynced.clear()
     writer = await session.open_write("/later.bin")
@@ -109,7 +110,7 @@ async def test_sync_writes_out_and_fsyncs_and_commit_then_only_renames(core, mon
     await writer.write(10, b"c" * 10)  # written after the sync: commit fsyncs again
     await writer.commit()
     assert fsynced == [10, 20, "dir"]
-    assert open(os.path.join(session.tree.root, "later.bin"), "rb").read() == b"b" * 10 + b"c" * 10
+    assert Path(os.path.join(session.tree.root, "later.bin")).read_bytes() == b"b" * 10 + b"c" * 10
 
 
 # -- uploads straight from a socket (splice on a transfer thread: plain FTP) ----------------------
@@ -153,10 +154,10 @@ async def test_a_socket_upload_lands_every_byte_at_its_offset_and_counts_the_quo
     receiver.close()
     assert (how, received) == ("eof", len(data))
     assert writer.size == 4 + len(data)
-    assert writer._limits.usage.pending == 4 + len(data)  # the quota taken ahead was given back
+    assert session.limits.usage.pending == 4 + len(data)  # the quota taken ahead was given back
     await writer.commit()
-    assert open(os.path.join(session.tree.root, "spliced.bin"), "rb").read() == b"head" + data
-    assert writer._limits.usage.pending == 0
+    assert Path(os.path.join(session.tree.root, "spliced.bin")).read_bytes() == b"head" + data
+    assert session.limits.usage.pending == 0
 
 
 @pytest_twisted.ensureDeferred
@@ -169,7 +170,7 @@ async def test_a_socket_upload_past_the_quota_is_refused_and_leaves_nothing(core
         await writer.receive_socket(receiver.fileno(), 0, writer.socket_slot(), lambda: None)
     receiver.close()
     await writer.abort()
-    assert writer._limits.usage.pending == 0
+    assert session.limits.usage.pending == 0
     assert os.listdir(session.tree.root) == []
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ROOT, Daemon, make_daemon
+from ..helpers import ROOT, Daemon, daemon_with, make_daemon
 
 CHROMIUM = "/usr/bin/chromium"
 ARTEFACTS = ROOT / "test-artifacts" / "screenshots"
@@ -57,9 +57,7 @@ def console(tmp_path, console_built) -> Daemon:
 @pytest.fixture
 def loopback_console(tmp_path, console_built) -> Daemon:
     """A daemon of this test's own that may reach sources on 127.0.0.1 (the test's sshd, moto)."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path, sources__allow_loopback=True)
     daemon.url = f"http://127.0.0.1:{daemon.http_port}"
     yield daemon
     daemon.stop()

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ..api_client import Api
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, now_iso
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, now_iso
 from ..smtpserver import SmtpServer
 from .conftest import screenshot
 from .helpers_console import menu, sign_in
@@ -95,9 +95,7 @@ def test_the_operator_sees_an_expired_trial_as_expired(page, console):
 
 
 def _mail_console(tmp_path, port: int):
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(port)})
-    daemon.start()
+    daemon = daemon_with(tmp_path, smtp__host="127.0.0.1", smtp__port=port)
     daemon.url = f"http://127.0.0.1:{daemon.http_port}"
     return daemon
 

@@ -10,14 +10,13 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 from playwright.sync_api import expect
 
 from ..frontends.sftp_client import sftp, sha256
-from ..helpers import ADMIN_PASSWORD
+from ..helpers import ADMIN_PASSWORD, require, require_module
 from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
 from ..integration.test_backends import PREFIX, BucketBackend, FolderBackend
 from .helpers_console import menu, sign_in, sign_out
@@ -34,16 +33,14 @@ def daemon(loopback_console):
 @pytest.fixture(params=["s3", "sftp"])
 def store(request, tmp_path):
     """The remote store, started; nothing is configured in the appliance yet."""
-    if shutil.which("sftp") is None or shutil.which("sshpass") is None or shutil.which("curl") is None:
-        pytest.skip("openssh-client, sshpass and curl are needed")
+    require("sftp", "sshpass", "curl")
     folder = tmp_path / "remote"
     folder.mkdir()
     if request.param == "s3":
-        pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+        require_module("moto.server")
         server = S3Server(folder)
     else:
-        if not os.path.exists(SSHD):
-            pytest.skip("openssh-server is not installed (make system-deps)")
+        require(SSHD)
         server = RemoteServer(folder)
     server.kind = request.param
     server.start()

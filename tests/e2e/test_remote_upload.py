@@ -10,6 +10,7 @@ import os
 import pytest
 from playwright.sync_api import expect
 
+from ..helpers import require, require_module
 from ..integration.sources import BUCKET, SSHD, RemoteServer, S3Server
 from ..integration.test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 from ..integration.test_tus_remote import refuse_writes
@@ -28,15 +29,14 @@ def backend(request, remote_console, tmp_path):
     folder = tmp_path / "remote"
     folder.mkdir()
     if request.param == "s3":
-        pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+        require_module("moto.server")
         server = S3Server(folder)
         server.start()
         config = {"endpoint": server.endpoint, "region": "us-east-1", "bucket": BUCKET, "prefix": PREFIX,
                   "access_key": server.access_key, "secret_key": server.secret_key, "path_style": True}  # fmt: skip
         backend = BucketBackend(remote_console, create_source(remote_console, "Bucket", "s3", config), server)
     else:
-        if not os.path.exists(SSHD):
-            pytest.skip("openssh-server is not installed (make system-deps)")
+        require(SSHD)
         server = RemoteServer(folder)
         server.start()
         config = {"host": "127.0.0.1", "port": server.port, "username": server.user,

@@ -11,13 +11,13 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with, require_module
 from ..integration.oauth_standin import CLIENT_ID, CLIENT_SECRET, StandInProvider
 from ..integration.sources import BUCKET, web_identity_s3
 from .conftest import screenshot
 from .helpers_console import menu, sign_in
 
-pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+require_module("moto.server")
 
 
 @pytest.fixture
@@ -37,9 +37,7 @@ def s3(tmp_path, provider):
 @pytest.fixture
 def loopback_console(tmp_path, console_built, provider):
     (tmp_path / "console").mkdir()
-    daemon = make_daemon(tmp_path / "console", start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path / "console", sources__allow_loopback=True)
     daemon.url = f"http://127.0.0.1:{daemon.http_port}"
     provider.redirect_uri = daemon.url + "/admin/sources/callback"
     yield daemon

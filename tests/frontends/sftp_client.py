@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from ..helpers import upload_temp_files, wait_for
+from ..helpers import require, upload_temp_files, wait_for
 
 OPTIONS = [
     "-o", "StrictHostKeyChecking=no",
@@ -70,12 +69,10 @@ def sha256(path: Path) -> str:
 
 class SshfsMount:
     """The daemon's SFTP mounted with Debian's sshfs (FUSE, as root) at `where`, by
-    password; `close()` unmounts. A missing sshfs, or not being root, fails the test."""
+    password; `close()` unmounts. Not being root fails the test; a missing sshfs too in CI (helpers.require)."""
 
     def __init__(self, daemon, user: str, password: str, where: Path):
-        for tool in ("sshfs", "fusermount"):
-            if shutil.which(tool) is None:
-                pytest.fail(f"{tool} is not installed: run `make system-deps` (as root)")
+        require("sshfs", "fusermount")
         if os.geteuid() != 0:
             pytest.fail("sshfs mounts need root here (CI runs the tests as root)")
         self.home = daemon.home(user)

@@ -18,7 +18,7 @@ from appliance.core.connections import ConnectionLimits, ConnectionSettings
 from appliance.errors import ConfigError, PermissionDenied
 from appliance.frontends.ftp.protocol import FTPFactory
 
-from ..helpers import make_daemon
+from ..helpers import daemon_with
 from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
@@ -27,11 +27,9 @@ PASSWORD = "user-password-1"
 @pytest.fixture(scope="module")
 def impatient(tmp_path_factory):
     """A daemon whose FTP idle and transfer timeouts are 2 seconds, behind 'NAT'."""
-    daemon = make_daemon(tmp_path_factory.mktemp("impatient"), start=False)
-    daemon.env["APPLIANCE_FTP_IDLE_TIMEOUT"] = "2"
-    daemon.env["APPLIANCE_FTP_TRANSFER_TIMEOUT"] = "2"
-    daemon.env["APPLIANCE_FTP_MASQUERADE_ADDRESS"] = "203.0.113.5"
-    daemon.start()
+    daemon = daemon_with(
+        tmp_path_factory, ftp__idle_timeout=2, ftp__transfer_timeout=2, ftp__masquerade_address="203.0.113.5"
+    )
     daemon.add_profile("sleepy", PASSWORD)
     yield daemon
     daemon.stop()
@@ -206,9 +204,7 @@ def test_a_full_sign_in_pool_hangs_up_the_busiest_address_for_a_newcomer():
 @pytest.fixture(scope="module")
 def hasty(tmp_path_factory):
     """A daemon whose FTP sign-in grace is 1 second (the idle timeout stays 600 s)."""
-    daemon = make_daemon(tmp_path_factory.mktemp("hasty"), start=False)
-    daemon.env["APPLIANCE_FTP_LOGIN_GRACE_TIME"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, ftp__login_grace_time=1)
     yield daemon
     daemon.stop()
 

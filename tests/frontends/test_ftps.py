@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import ssl
 import subprocess
@@ -17,7 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with
 from .ftp_raw import RawFTP, read_all, tls_client
 from .sftp_client import sftp
 from .test_ftp import random_file, sha256, temp_files, wait_until
@@ -34,19 +33,13 @@ LFTP_FTPS = (
 )
 LFTP_PLAIN = "set ftp:ssl-allow no; set net:max-retries 1; set ftp:passive-mode on; "
 
-pytestmark = pytest.mark.skipif(
-    not all(shutil.which(tool) for tool in ("curl", "lftp", "openssl")), reason="needs curl, lftp and openssl"
-)
+pytestmark = pytest.mark.requires("curl", "lftp", "openssl")
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     """A daemon with an HTTPS listener too, and plain HTTP not redirected (the web checks)."""
-    d = make_daemon(tmp_path_factory.mktemp("ftps"), start=False)
-    d.https_port = free_port()
-    d.extra_args = ["--https", f"tcp:{d.https_port}:interface=127.0.0.1"]
-    d.env["APPLIANCE_TLS_REDIRECT_HTTP"] = "false"
-    d.start()
+    d = daemon_with(tmp_path_factory, https=True, tls__redirect_http=False)
     yield d
     d.stop()
 
@@ -511,9 +504,7 @@ def test_requiring_tls_ends_open_plain_ftp_sessions_and_keeps_ftps_ones(daemon):
 
 
 def test_require_tls_for_the_whole_ftp_listener(tmp_path):
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_FTP_REQUIRE_TLS"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path, ftp__require_tls=True)
     try:
         daemon.add_profile("everyone", PASSWORD)
         daemon.home("everyone").mkdir(parents=True)

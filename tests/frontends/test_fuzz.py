@@ -821,7 +821,7 @@ class FtpConnection:
         """Let the core answer; let waits for data connections time out."""
         for _ in range(10):
             await quiet(self.world, self.output)
-            if not self.session._busy or self.transport.disconnecting:
+            if not self.session.busy or self.transport.disconnecting:
                 break
             self.clock.advance(31)  # DATA_CONNECT_TIMEOUT passes
         await quiet(self.world, self.output)

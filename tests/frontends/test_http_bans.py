@@ -14,7 +14,7 @@ import ftplib
 from concurrent.futures import ThreadPoolExecutor
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with
 from .sftp_client import sftp
 
 TEN = 10  # failures that earn a ban (BAN_THRESHOLD)
@@ -158,9 +158,7 @@ def test_spraying_unknown_usernames_bans_the_address_and_the_operator_sees_and_l
 
 
 def test_trusted_networks_are_not_banned_for_spraying(tmp_path):
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SECURITY_TRUSTED_NETWORKS"] = "192.0.2.0/24, 127.0.0.0/8"
-    daemon.start()
+    daemon = daemon_with(tmp_path, security__trusted_networks="192.0.2.0/24, 127.0.0.0/8")
     try:
         operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
         for n in range(3 * TEN):  # one after another: a trusted address is not slowed for new names

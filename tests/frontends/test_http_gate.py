@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import make_daemon
+from ..helpers import daemon_with
 
 OFFERED = 200 * 1024 * 1024
 BLOCK = 1024 * 1024
@@ -27,11 +27,9 @@ SMALL_PART = 32 * 1024 * 1024  # far more than the socket buffers of both ends h
 def gated(tmp_path_factory):
     """A daemon whose TMPDIR is a folder this test watches."""
     tmp = tmp_path_factory.mktemp("gate")
-    daemon = make_daemon(tmp, start=False)
+    (tmp / "spool").mkdir()
+    daemon = daemon_with(tmp, env={"TMPDIR": str(tmp / "spool")})
     daemon.spool = tmp / "spool"
-    daemon.spool.mkdir()
-    daemon.env["TMPDIR"] = str(daemon.spool)
-    daemon.start()
     yield daemon
     daemon.stop()
 

@@ -12,7 +12,7 @@ import urllib.parse
 import pytest
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
+from ..helpers import ADMIN_PASSWORD, daemon_with, now_iso
 
 PASSWORD = "tenant-password-1"
 
@@ -20,9 +20,7 @@ PASSWORD = "tenant-password-1"
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("folders")
-    daemon = make_daemon(tmp, start=False)
-    daemon.env["APPLIANCE_SOURCES_LOCAL_ROOTS"] = str(tmp)  # the data dir is under it too
-    daemon.start()
+    daemon = daemon_with(tmp, sources__local_roots=tmp)  # the data dir is under it too
     operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
     admins = {}
     for name, sub, boss in (("Alpha Org", "alpha-org", "alphaboss"), ("Beta Org", "beta-org", "betaboss")):

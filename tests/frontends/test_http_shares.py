@@ -14,8 +14,7 @@ from datetime import timedelta
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso, wait_for
-from ..smtpserver import SmtpServer
+from ..helpers import ADMIN_PASSWORD, now_iso, wait_for
 
 PASSWORD = "user-password-1"
 MULTIPART = {"Content-Type": "multipart/form-data; boundary=XyZ"}
@@ -29,26 +28,9 @@ def multipart(name: str, data: bytes) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def smtp():
-    server = SmtpServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory, smtp):
-    """The module's daemon, mailing through the test SMTP listener."""
-    d = make_daemon(tmp_path_factory.mktemp("shares"), start=False)
-    d.env.update(
-        {
-            "APPLIANCE_SMTP_HOST": "127.0.0.1",
-            "APPLIANCE_SMTP_PORT": str(smtp.port),
-            "APPLIANCE_SMTP_SENDER": "portal@acme.example",
-        }
-    )
-    d.start()
-    yield d
-    d.stop()
+def daemon(mail_daemon):
+    """The module's daemon mails through the test SMTP listener (tests/conftest.py)."""
+    return mail_daemon
 
 
 def owner(daemon, username: str, files: dict[str, bytes] | None = None, **profile) -> Api:

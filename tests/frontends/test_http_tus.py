@@ -10,7 +10,6 @@ import hashlib
 import http.client
 import json
 import os
-import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, ROOT, make_daemon, wait_for
+from ..helpers import ADMIN_PASSWORD, ROOT, daemon_with, wait_for
 from .sftp_client import sftp
 
 PASSWORD = "user-password-1"
@@ -284,9 +283,7 @@ def test_an_expired_upload_answers_410_and_its_partial_file_goes(daemon):
 
 
 def test_the_periodic_job_removes_expired_uploads(tmp_path):
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_UPLOADS_RESUMABLE_SWEEP_SECONDS"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path, uploads__resumable_sweep_seconds=1)
     try:
         tus = user(daemon, "tusjob")
         stale, fresh = tus.create(10, filename="stale.bin"), tus.create(10, filename="fresh.bin")
@@ -379,10 +376,7 @@ def test_sessions_and_other_scopes_are_still_checked(daemon):
 UI_MODULES = ROOT / "ui" / "node_modules"
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not (UI_MODULES / "tus-js-client").is_dir(),
-    reason="needs node and the console's npm packages (make build)",
-)
+@pytest.mark.requires("node", str(UI_MODULES / "tus-js-client"))  # the console's npm packages (make build)
 def test_the_consoles_tus_js_client_uploads_and_resumes(daemon, tmp_path):
     daemon.add_profile("tusjs")
     token = signed_in(daemon, "tusjs", PASSWORD).token

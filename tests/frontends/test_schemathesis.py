@@ -27,7 +27,7 @@ import schemathesis
 from schemathesis.engine import Status, events, from_schema
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port
 
 CHECKS = ["not_a_server_error"]
 # a few tens of examples per operation find wrong types, huge numbers and nesting; more for a deeper run by hand
@@ -48,9 +48,7 @@ class Caller:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
-    d = make_daemon(tmp_path_factory.mktemp("schemathesis"), start=False)
-    d.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(free_port())})
-    d.start()
+    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port())
     yield d
     d.stop()
 
@@ -196,5 +194,8 @@ def test_no_operation_answers_a_server_error_to_an_organisation_admin(daemon, ca
 
 def test_no_operation_answers_a_server_error_to_the_operator(daemon, callers, hooks):
     answered = run(daemon, callers["operator"], hooks)
-    assert answered[("POST /api/portal/god/organisations/", 201)]  # it ran as the operator
+    # it ran as the operator: the god/ endpoints answered (an organisation is created only
+    # by the one valid example, whose first admin's name an earlier case may have taken)
+    god = {status for (label, status) in answered if label.split()[1].startswith("/api/portal/god/")}
+    assert min(god) < 300, god
     assert sum(n for (_, status), n in answered.items() if status < 300) > 100

@@ -27,7 +27,7 @@ import pytest
 from appliance.frontends.sftp.packets import CIPHERS, MACS, PacketCiphers, PacketError
 from appliance.frontends.sftp.transport import PacketTransport
 
-from ..helpers import make_daemon
+from ..helpers import daemon_with
 from .sftp_client import OPTIONS, auth_options, run, sha256
 
 PASSWORD = "user-password-1"
@@ -56,9 +56,7 @@ LEGACY_COMBINATIONS = [
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory):
     """A daemon with [sftp] legacy_ciphers off: AES-GCM only."""
-    d = make_daemon(tmp_path_factory.mktemp("strict"), start=False)
-    d.env["APPLIANCE_SFTP_LEGACY_CIPHERS"] = "false"
-    d.start()
+    d = daemon_with(tmp_path_factory, sftp__legacy_ciphers=False)
     yield d
     d.stop()
 

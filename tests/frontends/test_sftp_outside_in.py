@@ -13,7 +13,7 @@ from pathlib import Path
 import paramiko
 
 from ..api_client import signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for, wait_for_port
+from ..helpers import ADMIN_PASSWORD, daemon_with, wait_for, wait_for_port
 from .sftp_client import OPTIONS, auth_options, sftp
 
 PASSWORD = "user-password-1"
@@ -134,9 +134,7 @@ def test_a_refused_connection_is_told_why(tmp_path):
     """A connection refused as it opens (a banned address, too many connections) was
     dropped without a word: OpenSSH printed only "kex_exchange_identification:
     Connection closed by remote host". FTP says why in its 421; SFTP now does too."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SECURITY_MAX_CONNECTIONS_PER_ADDRESS"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path, security__max_connections_per_address=1)
     try:
         daemon.add_profile("crowded")
         # The place is held by a signed-in session: a connection still in its key
@@ -187,10 +185,7 @@ def test_a_client_that_does_not_sign_in_is_hung_up_and_frees_its_place(tmp_path)
     """After the key exchange, the end of the login grace raised an AttributeError (the
     package's name `transport` is its submodule, not conch's): the connection stayed
     open for ever, holding a sign-in place, and further clients were refused."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SFTP_LOGIN_GRACE_TIME"] = "2"
-    daemon.env["APPLIANCE_SECURITY_MAX_UNAUTHENTICATED_PER_ADDRESS"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path, sftp__login_grace_time=2, security__max_unauthenticated_per_address=1)
     daemon.add_profile("prompt")
     # sshpass waits for a prompt that never comes, so ssh sits at its password prompt
     stuck = subprocess.Popen(

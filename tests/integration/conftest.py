@@ -3,20 +3,15 @@ as a remote SFTP host, and moto's server as a stand-in for an S3 service."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
+from ..helpers import require, require_module
 from .sources import SSHD, RemoteServer, S3Server
 
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory):
-    if not os.path.exists(SSHD):
-        pytest.skip("openssh-server is not installed (make system-deps)")
-    if shutil.which("sftp") is None:
-        pytest.skip("openssh-client is not installed")
+    require(SSHD, "sftp")
     server = RemoteServer(tmp_path_factory.mktemp("sshd"))
     server.start()
     yield server
@@ -25,8 +20,8 @@ def remote(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    pytest.importorskip("botocore.session", reason="botocore is not installed")
-    pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+    require_module("botocore.session")
+    require_module("moto.server")
     server = S3Server(tmp_path_factory.mktemp("s3"))
     server.start()
     yield server

@@ -55,8 +55,8 @@ class RemoteServer:
             "Subsystem sftp internal-sftp\n"
         )
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        log = open(self.folder / "sshd.log", "ab")
-        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
+        with open(self.folder / "sshd.log", "ab") as log:  # sshd writes to its own copy
+            self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
         wait_for_port(self.port, self.process)
 
     def children(self) -> list[int]:
@@ -112,11 +112,11 @@ class S3Server:
 
     def start(self) -> None:
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_ACTIONS), **self.env)
-        log = open(self.folder / "moto.log", "ab")
-        self.process = subprocess.Popen(
-            [*self.command, "-H", "127.0.0.1", "-p", str(self.port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+        with open(self.folder / "moto.log", "ab") as log:  # moto writes to its own copy
+            self.process = subprocess.Popen(
+                [*self.command, "-H", "127.0.0.1", "-p", str(self.port)],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
         wait_for_port(self.port, self.process)
         iam = self.client("iam")
         iam.create_user(UserName="appliance")

@@ -8,32 +8,9 @@ import urllib.parse
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for
-from ..smtpserver import SmtpServer
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, wait_for
 
 RESET_SENT = "Password reset link has been sent to your email."
-
-
-@pytest.fixture(scope="module")
-def smtp():
-    server = SmtpServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def mail_daemon(tmp_path_factory, smtp):
-    daemon = make_daemon(tmp_path_factory.mktemp("accounts"), start=False)
-    daemon.env.update(
-        {
-            "APPLIANCE_SMTP_HOST": "127.0.0.1",
-            "APPLIANCE_SMTP_PORT": str(smtp.port),
-            "APPLIANCE_SMTP_SENDER": "portal@acme.example",
-        }
-    )
-    daemon.start()
-    yield daemon
-    daemon.stop()
 
 
 def link_in(message) -> str:
@@ -145,9 +122,7 @@ def test_the_operator_sees_the_mail_state_and_a_test_mail_arrives(mail_daemon, s
 @pytest.fixture(scope="module")
 def unmailed_daemon(tmp_path_factory):
     """A daemon whose [smtp] points at a port where nothing listens (as the default localhost:25 often does)."""
-    daemon = make_daemon(tmp_path_factory.mktemp("unmailed"), start=False)
-    daemon.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(free_port())})
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port())
     yield daemon
     daemon.stop()
 

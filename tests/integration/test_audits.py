@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ..helpers import ROOT, free_port, make_daemon
+from ..helpers import ROOT, daemon_with
 
 TOOLS = ROOT / ".venv-tools" / "bin"
 # The only protocol versions and key exchange a modern client needs.
@@ -23,10 +23,7 @@ SCANS = ("--sslv2", "--sslv3", "--tlsv1", "--tlsv1_1", "--tlsv1_2", "--tlsv1_3",
 def audited(tmp_path_factory):
     if not (TOOLS / "sslyze").exists():
         pytest.fail("the auditors are missing: run `make tools` (make test does)")
-    daemon = make_daemon(tmp_path_factory.mktemp("audited"), start=False)
-    daemon.https_port = free_port()
-    daemon.extra_args = ["--https", f"tcp:{daemon.https_port}:interface=127.0.0.1"]
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, https=True)
     yield daemon
     daemon.stop()
 

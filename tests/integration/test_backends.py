@@ -8,7 +8,6 @@ sftp, lftp, curl, the HTTP API), then looks at what the store itself holds."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -18,12 +17,12 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, file_sizes, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, require
 from .sources import BUCKET, S3Server
 
 PASSWORD = "backend-password-1"
 PREFIX = "tenants/backends"
-TEMP_PREFIX = ".~upload-"  # a local or remote-SFTP upload in progress (appliance/core/files/tree.py)
+TEMP_PREFIX = ".~upload-"  # a local or remote-SFTP upload in progress (appliance/storage/paths.py)
 ALL = ["list", "download", "upload", "overwrite", "delete", "rename", "mkdir"]
 
 
@@ -139,11 +138,8 @@ class BucketBackend(Backend):
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    if shutil.which("sftp") is None or shutil.which("sshpass") is None:
-        pytest.skip("openssh-client and sshpass are needed")
-    daemon = make_daemon(tmp_path_factory.mktemp("backends"), start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    require("sftp", "sshpass")
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
     yield daemon
     daemon.stop()
 
@@ -199,8 +195,7 @@ def test_round_trip_over_sftp(backend, tmp_path):
 
 
 def test_round_trip_over_ftp_with_a_resumed_download(backend, tmp_path):
-    if shutil.which("lftp") is None or shutil.which("curl") is None:
-        pytest.skip("needs lftp and curl")
+    require("lftp", "curl")
     user = backend.user("ftp")
     payload = tmp_path / "blob.bin"
     payload.write_bytes(os.urandom(2 * 1024 * 1024 + 7))

@@ -11,8 +11,7 @@ import json
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for
-from ..smtpserver import SmtpServer
+from ..helpers import ADMIN_PASSWORD, wait_for
 
 RESET_SENT = {"detail": "Password reset link has been sent to your email."}
 PASSWORD = "user-password-1"
@@ -22,19 +21,9 @@ SHARE_MAILS_PER_RECIPIENT = 10
 
 
 @pytest.fixture(scope="module")
-def smtp():
-    server = SmtpServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory, smtp):
-    d = make_daemon(tmp_path_factory.mktemp("mail-limits"), start=False)
-    d.env.update({"APPLIANCE_SMTP_HOST": "127.0.0.1", "APPLIANCE_SMTP_PORT": str(smtp.port)})
-    d.start()
-    yield d
-    d.stop()
+def daemon(mail_daemon):
+    """The module's daemon mails through the test SMTP listener (tests/conftest.py)."""
+    return mail_daemon
 
 
 def mails_to(smtp, address: str) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with
 from ..mailserver import PASSWORD, USER, start_mail_server
 
 
@@ -23,9 +23,7 @@ def mail_server():
 
 @pytest.fixture(scope="module")
 def mail_daemon(tmp_path_factory):
-    daemon = make_daemon(tmp_path_factory.mktemp("maild"), start=False)
-    daemon.env["APPLIANCE_MAIL_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, mail__allow_loopback=True)
     yield daemon
     daemon.stop()
 

@@ -20,7 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_listeners, free_port, make_daemon, upload_temp_files, wait_for
+from ..helpers import (
+    ADMIN_PASSWORD,
+    APPLIANCE,
+    daemon_with,
+    free_listeners,
+    free_port,
+    make_daemon,
+    upload_temp_files,
+    wait_for,
+)
 
 # sftp -b turns BatchMode on, which forbids passwords: turn it back off
 SSH_OPTIONS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=no",
@@ -43,9 +52,7 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
     send its last byte, past shutdown_grace (systemd then SIGKILLs), and then answer
     226 for an upload the drain had aborted: the client was told a file was saved
     that was not."""
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_SERVER_SHUTDOWN_GRACE"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path, server__shutdown_grace=1)
     root = daemon.source_root()
     big = tmp_path / "big.bin"
     with open(big, "wb") as f:
@@ -76,6 +83,7 @@ def test_sigterm_during_sftp_and_ftp_uploads_ends_within_the_grace_and_saves_not
             if client.poll() is None:
                 client.kill()
                 client.wait()
+            client.stdout.close()
         daemon.stop()
     assert not (root / "ftp.bin").exists() and not (root / "sftp.bin").exists()
     assert upload_temp_files(root) == []

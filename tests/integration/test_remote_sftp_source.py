@@ -15,17 +15,15 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port
 from .sources import SSHD, RemoteServer
 
-pytestmark = pytest.mark.skipif(not os.path.exists(SSHD), reason="openssh-server is not installed (make system-deps)")
+pytestmark = pytest.mark.requires(SSHD)
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
     yield daemon
     daemon.stop()
 

@@ -16,12 +16,12 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp, sha256
-from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
+from ..helpers import ADMIN_PASSWORD, daemon_with, now_iso, require_module
 from .oauth_standin import CLIENT_ID, CLIENT_SECRET, StandInProvider, s256
 from .sources import BUCKET, web_identity_s3
 
-pytest.importorskip("botocore.session", reason="botocore is not installed")
-pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+require_module("botocore.session")
+require_module("moto.server")
 
 PASSWORD = "oidc-password-1"
 NOT_SIGNED_IN = "Sign in with the provider to finish connecting this source."
@@ -44,9 +44,7 @@ def s3(tmp_path_factory, provider):
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory, provider):
-    daemon = make_daemon(tmp_path_factory.mktemp("gateway-oidc"), start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
     provider.redirect_uri = f"http://127.0.0.1:{daemon.http_port}/admin/sources/callback"
     yield daemon
     daemon.stop()

@@ -8,7 +8,6 @@ the quota and the rename onto itself run over every backend in test_backends.py.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,20 +18,18 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, free_port, make_daemon, wait_for_port
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require, require_module, wait_for_port
 from .sources import BUCKET, S3Server
 
-botocore = pytest.importorskip("botocore.session", reason="botocore is not installed")
-pytest.importorskip("moto.server", reason="moto is not installed (make build)")
+botocore = require_module("botocore.session")
+require_module("moto.server")
 
 PASSWORD = "s3-password-1"
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    daemon = make_daemon(tmp_path_factory.mktemp("gateway"), start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
     yield daemon
     daemon.stop()
 
@@ -203,8 +200,7 @@ def test_wrong_credentials_and_a_missing_bucket_are_refused_at_creation(gateway,
 
 
 def test_appending_copies_the_existing_object_in(gateway, s3, source, tmp_path):
-    if shutil.which("curl") is None:
-        pytest.skip("needs curl")
+    require("curl")
     make_user(gateway, source, "appender")
     large, small, tail = os.urandom(9 * 1024 * 1024 + 3), os.urandom(100_000), os.urandom(1024 * 1024 + 1)
     s3.s3.put_object(Bucket=BUCKET, Key="tenants/acme/appender/large.bin", Body=large)  # more than one part

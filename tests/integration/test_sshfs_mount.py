@@ -20,7 +20,7 @@ import pytest
 from paramiko import SFTPClient, Transport
 
 from ..frontends.sftp_client import SshfsMount, sha256
-from ..helpers import upload_temp_files
+from ..helpers import require, upload_temp_files
 
 PASSWORD = "user-password-1"
 TREE = {
@@ -39,10 +39,8 @@ def run(args: list[str], cwd: Path, **options) -> subprocess.CompletedProcess:
 
 
 def need(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        pytest.fail(f"{tool} is not installed: run `make system-deps` (as root)")
-    return path
+    require(tool)
+    return shutil.which(tool)
 
 
 def files_of(root: Path) -> dict[str, str]:

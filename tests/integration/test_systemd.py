@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import socket
 
-from ..helpers import make_daemon
+from ..helpers import daemon_with
 
 
 def test_ready_and_stopping_are_notified(tmp_path):
@@ -14,10 +14,7 @@ def test_ready_and_stopping_are_notified(tmp_path):
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     listener.bind(address)
     listener.settimeout(20)
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["NOTIFY_SOCKET"] = address
-    daemon.env["WATCHDOG_USEC"] = "2000000"
-    daemon.start()
+    daemon = daemon_with(tmp_path, env={"NOTIFY_SOCKET": address, "WATCHDOG_USEC": "2000000"})
     try:
         messages = []
         while not any(m.startswith("READY=1") for m in messages):

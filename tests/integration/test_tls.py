@@ -9,15 +9,12 @@ import pytest
 
 from appliance.core.tls import self_signed
 
-from ..helpers import free_port, make_daemon
+from ..helpers import daemon_with
 
 
 @pytest.fixture
 def https_daemon(tmp_path):
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.https_port = free_port()
-    daemon.extra_args = ["--https", f"tcp:{daemon.https_port}:interface=127.0.0.1"]
-    daemon.start()
+    daemon = daemon_with(tmp_path, https=True)
     yield daemon
     daemon.stop()
 
@@ -59,12 +56,10 @@ def test_a_configured_certificate_is_used_as_is(tmp_path):
     certificate, key = self_signed("files.example.com")
     (tmp_path / "mine.pem").write_bytes(certificate)
     (tmp_path / "mine.key").write_bytes(key)
-    daemon = make_daemon(tmp_path, start=False)
-    daemon.env["APPLIANCE_TLS_CERTIFICATE"] = str(tmp_path / "mine.pem")
-    daemon.env["APPLIANCE_TLS_PRIVATE_KEY"] = str(tmp_path / "mine.key")
-    port = free_port()
-    daemon.extra_args = ["--https", f"tcp:{port}:interface=127.0.0.1"]
-    daemon.start()
+    daemon = daemon_with(
+        tmp_path, https=True, tls__certificate=tmp_path / "mine.pem", tls__private_key=tmp_path / "mine.key"
+    )
+    port = daemon.https_port
     try:
         shown = subprocess.run(
             ["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", "files.example.com"],

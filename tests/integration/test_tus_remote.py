@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.test_http_tus import UI_MODULES, Tus, cut_off_patch, wait_for
-from ..helpers import file_sizes, make_daemon
+from ..helpers import daemon_with, file_sizes
 from .sources import BUCKET, S3Server
 from .test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 
@@ -29,10 +28,7 @@ WRITES = ["s3:PutObject", "s3:CreateMultipartUpload", "s3:UploadPart", "s3:Compl
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    daemon = make_daemon(tmp_path_factory.mktemp("tus-remote"), start=False)
-    daemon.env["APPLIANCE_SOURCES_ALLOW_LOOPBACK"] = "true"
-    daemon.env["APPLIANCE_UPLOADS_RESUMABLE_SWEEP_SECONDS"] = "1"
-    daemon.start()
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True, uploads__resumable_sweep_seconds=1)
     yield daemon
     daemon.stop()
 
@@ -242,10 +238,7 @@ def test_a_staging_no_upload_knows_is_swept_at_start_up_and_live_ones_resume(bac
     assert backend.read(user, "survivor.bin") == data
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not (UI_MODULES / "tus-js-client").is_dir(),
-    reason="needs node and the console's npm packages (make build)",
-)
+@pytest.mark.requires("node", str(UI_MODULES / "tus-js-client"))  # the console's npm packages (make build)
 def test_the_consoles_tus_js_client_uploads_and_resumes(backend, tmp_path):
     user = backend.user("tusjs")
     token = signed_in(backend.daemon, user, PASSWORD).token

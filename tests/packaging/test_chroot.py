@@ -30,7 +30,7 @@ AS_APPLIANCE = ["setpriv", "--reuid=appliance", "--regid=appliance", "--init-gro
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="installing into a chroot needs root"),
-    pytest.mark.skipif(not shutil.which("debootstrap"), reason="debootstrap is not installed (make system-deps)"),
+    pytest.mark.requires("debootstrap"),
 ]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import ssl
 import subprocess
@@ -23,7 +22,7 @@ from ..helpers import ADMIN_PASSWORD, ROOT, free_port, wait_for_port
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="dpkg-deb is not installed (not a Debian system)"),
+    pytest.mark.requires("dpkg-deb"),
 ]
 VENV = "opt/appliance/venv"
 
@@ -62,7 +61,7 @@ def test_the_package_layout(deb, tree):
         assert f"FileDescriptorName={name}\n" in (tree / f"lib/systemd/system/appliance-{name}.socket").read_text()
 
 
-@pytest.mark.skipif(not shutil.which("lintian"), reason="lintian is not installed (make system-deps)")
+@pytest.mark.requires("lintian")
 def test_lintian_finds_no_errors(deb):
     result = subprocess.run(["lintian", "--no-cfg", str(deb)], capture_output=True, text=True, timeout=300)
     errors = [line for line in result.stdout.splitlines() if line.startswith("E:")]
@@ -70,7 +69,7 @@ def test_lintian_finds_no_errors(deb):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(not shutil.which("systemd-socket-activate"), reason="systemd-socket-activate is not installed")
+@pytest.mark.requires("systemd-socket-activate")
 def test_the_packaged_venv_serves_with_the_packaged_config(tree, tmp_path):
     python = tree / VENV / "bin/python"  # run in place: the scripts' shebangs name /opt/appliance
     config = tree / "etc/appliance/appliance.toml"

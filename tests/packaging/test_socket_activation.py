@@ -6,16 +6,13 @@ it over through the `systemd:` endpoint, and OpenSSH's sftp uploads and lists ov
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pytest
 
 from ..helpers import ADMIN_PASSWORD, APPLIANCE, free_port, make_daemon, wait_for_port
 
-pytestmark = pytest.mark.skipif(
-    not shutil.which("systemd-socket-activate"), reason="systemd-socket-activate is not installed (make system-deps)"
-)
+pytestmark = pytest.mark.requires("systemd-socket-activate")
 SSH_OPTIONS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=no",
                "-o", "PubkeyAuthentication=no"]  # fmt: skip
 

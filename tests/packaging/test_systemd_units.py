@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +18,7 @@ UNITS = [
     "appliance-http.socket",
     "appliance-https.socket",
 ]
-pytestmark = pytest.mark.skipif(
-    not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed (make system-deps)"
-)
+pytestmark = pytest.mark.requires("systemd-analyze")
 
 
 @pytest.fixture

@@ -2,7 +2,18 @@
 
 from ...storage.interface import SpaceInfo
 from ...storage.local.socket_send import SocketError
-from ...storage.paths import TEMP_PREFIX, Entry
+from ...storage.paths import TEMP_PREFIX, Entry, split_path, virtual
 from .service import FileSession, FilesService, Reader, Writer
 
-__all__ = ["Entry", "FileSession", "FilesService", "Reader", "SocketError", "SpaceInfo", "TEMP_PREFIX", "Writer"]
+__all__ = [
+    "Entry",
+    "FileSession",
+    "FilesService",
+    "Reader",
+    "SocketError",
+    "SpaceInfo",
+    "TEMP_PREFIX",
+    "Writer",
+    "split_path",
+    "virtual",
+]

@@ -203,6 +203,11 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         d.addErrback(lambda f: log.failure("replying to an FTP command", f))
         d.addBoth(self._command_done)
 
+    @property
+    def busy(self) -> bool:
+        """A command is running (those that arrive meanwhile wait in order)."""
+        return self._busy
+
     def _command_done(self, _):
         self._busy = False
         if not self._lost and not self.disconnected:

@@ -14,8 +14,7 @@ from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from ...core.files import Entry, FileSession, Reader, Writer
-from ...core.files.tree import split_path, virtual
+from ...core.files import Entry, FileSession, Reader, Writer, split_path, virtual
 from ...errors import Invalid
 from .api import Resource, authenticate, bearer, client_address, json_api, paging, query, read_json, reply
 

@@ -313,7 +313,7 @@ class UploadReader:
         await self.close()
 
 
-def _pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
+def pwrite_all(fd: int, chunks: list[bytes], offset: int) -> None:
     """Write `chunks` back to back at `offset`: one pwritev() per IOV_MAX chunks, no joining copy."""
     while chunks:
         batch = chunks[:IOV_MAX]
@@ -602,7 +602,7 @@ class Writer(SharedCommit):
         try:
             for chunks, offset in pieces:
                 if self._error is None:
-                    await self._threads.work(_pwrite_all, self._fd, chunks, offset)
+                    await self._threads.work(pwrite_all, self._fd, chunks, offset)
         except OSError as e:
             self._error = os_error(e, self.path)
         finally:

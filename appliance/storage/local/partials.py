@@ -14,6 +14,7 @@ import os
 from ...errors import NotFound
 from ...threads import Threads
 from ..paths import RESUMABLE_PREFIX, virtual
+from .handles import pwrite_all
 from .tree import FILE_MODE, Tree, os_error
 
 COPY_CHUNK = 1 << 20  # bytes per read when the body cannot be copied in the kernel
@@ -107,14 +108,6 @@ def _commit(tree: Tree, parts: list[str], temp_name: str, overwrite: bool) -> No
             raise os_error(e, location.path) from None
 
 
-def _pwrite_all(fd: int, data, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
-        offset += written
-
-
 def _copy_body(body: io.IOBase, fd: int, offset: int, size: int) -> int:
     """Copy the body's first `size` bytes to `fd` at `offset`: in the kernel when the body
     is a file (Twisted spools large bodies to one), else through one reused buffer."""
@@ -139,7 +132,7 @@ def _copy_body(body: io.IOBase, fd: int, offset: int, size: int) -> int:
             count = body.readinto(buffer[: min(len(buffer), size - done)])
             if not count:
                 break
-            _pwrite_all(fd, buffer[:count], offset + done)
+            pwrite_all(fd, [buffer[:count]], offset + done)
             done += count
     except ValueError:  # the body was closed under us: keep what was written
         pass
