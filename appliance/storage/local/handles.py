@@ -755,7 +755,7 @@ class Writer(SharedCommit):
 
     def _finish_on_disk(self, pieces: list[tuple[list[bytes], int]]) -> None:
         for chunks, offset in pieces:
-            _pwrite_all(self._fd, chunks, offset)
+            pwrite_all(self._fd, chunks, offset)
             self._synced = False
         if not self._synced:
             os.fsync(self._fd)
