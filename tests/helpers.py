@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import random
 import shutil
 import socket
 import sqlite3
@@ -36,6 +37,12 @@ ADMIN_PASSWORD = "admin-password-1"
 # chosen for binds it, so two picks in a row can return the same one (a test
 # once gave the daemon's FTP port to systemd-socket-activate too).
 _HANDED_OUT: set[int] = set()
+# Listening ports come from below the kernel's ephemeral range (ip_local_port_range,
+# 32768-60999 by default), where clients' connections take theirs: a run leaves
+# thousands of those in TIME-WAIT, and the kernel's own pick (bind to port 0) kept
+# returning ports handed out before until "no free port" (seen in a whole run).
+PORTS = range(10000, 32768)
+_pick = random.Random()
 
 
 def _bindable(port: int) -> bool:
@@ -49,27 +56,20 @@ def _bindable(port: int) -> bool:
 
 def free_port() -> int:
     """A port free right now and not handed out before in this test run."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
-    raise RuntimeError("no free port")
+    return free_port_range(1)[0]
 
 
 def free_port_range(count: int = 20) -> tuple[int, int]:
     """A run of `count` ports that are free right now, none handed out before."""
-    for _ in range(200):
-        low = free_port()
+    for _ in range(2000):
+        low = _pick.randrange(PORTS.start, PORTS.stop - count + 1)
         ports = range(low, low + count)
-        if low + count > 65535 or _HANDED_OUT.intersection(ports[1:]):
+        if _HANDED_OUT.intersection(ports):
             continue
         if all(_bindable(port) for port in ports):
             _HANDED_OUT.update(ports)
             return low, low + count - 1
-    raise RuntimeError("no free port range")
+    raise RuntimeError(f"no free run of {count} ports in {PORTS.start}-{PORTS.stop - 1}")
 
 
 def free_listeners() -> dict[str, str]:
