@@ -60,13 +60,15 @@ class Product(contextlib.AbstractContextManager):
             stdin_text=password + "\n",
             env=env,
         )  # fmt: skip
-        http, sftp, ftp = self.ports.one(), self.ports.one(), self.ports.one()
+        http, sftp, ftp, ops = self.ports.one(), self.ports.one(), self.ports.one(), self.ports.one()
         self.http_port, self.password = http, password
         passive_low, passive_high = self.ports.span(PASSIVE_PORTS)
         env["APPLIANCE_FTP_PASSIVE_PORTS"] = f"{passive_low}-{passive_high}"
         env.update(LIMITS)
         argv = [str(self.executable), "serve", "--data-dir", str(self.data_dir)]
-        for flag, port in (("--http", http), ("--sftp", sftp), ("--ftp", ftp)):
+        # every listener on a port of its own: the ops one too (its default, 9180, may be
+        # taken by a daemon of the machine's own or a test's)
+        for flag, port in (("--http", http), ("--sftp", sftp), ("--ftp", ftp), ("--ops", ops)):
             argv += [flag, f"tcp:{port}:interface={LOOPBACK}"]
         # SIGTERM drains (a grace for uploads): give it time before SIGKILL
         self.child = Child("appliance serve", argv, self.folder / "appliance.log", env=env, stop_grace=15)

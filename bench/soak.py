@@ -72,7 +72,7 @@ def start_daemon(folder: Path, ports: Ports, sessions: int) -> tuple[Child, dict
          "--email", "soak@example.com", "--password-stdin"],
         "appliance setup failed", stdin_text=password + "\n", env=env,
     )  # fmt: skip
-    http_port, sftp_port, ftp_port = ports.one(), ports.one(), ports.one()
+    http_port, sftp_port, ftp_port, ops_port = ports.one(), ports.one(), ports.one(), ports.one()
     passive_low, passive_high = ports.span(min(2000, max(50, 2 * sessions)))
     env["APPLIANCE_FTP_PASSIVE_PORTS"] = f"{passive_low}-{passive_high}"
     # everything comes from 127.0.0.1: lift the per-address limits meant for the internet
@@ -80,7 +80,8 @@ def start_daemon(folder: Path, ports: Ports, sessions: int) -> tuple[Child, dict
     env["APPLIANCE_SECURITY_MAX_UNAUTHENTICATED"] = str(sessions * 2 + 100)
     env["APPLIANCE_SECURITY_MAX_UNAUTHENTICATED_PER_ADDRESS"] = str(sessions * 2 + 100)
     argv = [str(APPLIANCE), "serve", "--data-dir", str(data_dir)]
-    for flag, port in (("--http", http_port), ("--sftp", sftp_port), ("--ftp", ftp_port)):
+    # the ops listener too: its default (9180) may be taken (see product.py)
+    for flag, port in (("--http", http_port), ("--sftp", sftp_port), ("--ftp", ftp_port), ("--ops", ops_port)):
         argv += [flag, f"tcp:{port}:interface={LOOPBACK}"]
     child = Child("appliance serve", argv, folder / "appliance.log", env=env, stop_grace=15)
     child.wait_for_ports([http_port, sftp_port, ftp_port], timeout=60)
