@@ -73,12 +73,19 @@ def free_port_range(count: int = 20) -> tuple[int, int]:
 
 
 def free_listeners() -> dict[str, str]:
-    """APPLIANCE_LISTEN_* variables on free ports: `appliance check` tries to listen on
-    the configured ports, and the defaults (8000, 2222, 2121) may be taken here."""
+    """The environment with APPLIANCE_LISTEN_* variables on free ports: `appliance check`
+    tries to listen on the configured ports, and the defaults (8000, 2222, 2121, the ops
+    9180) may be taken here (by `make run`, a bench run's daemon)."""
     env = dict(os.environ)
+    env.update(ops_listener())
     for what in ("HTTP", "SFTP", "FTP"):
         env[f"APPLIANCE_LISTEN_{what}"] = f"tcp:{free_port()}:interface=127.0.0.1"
     return env
+
+
+def ops_listener() -> dict[str, str]:
+    """APPLIANCE_LISTEN_OPS on a free port, for a daemon whose other listeners are given."""
+    return {"APPLIANCE_LISTEN_OPS": f"tcp:{free_port()}:interface=127.0.0.1"}
 
 
 def file_sizes(paths: Iterable[Path]) -> Iterator[tuple[Path, int]]:

@@ -21,7 +21,7 @@ import pytest
 
 from appliance.store.migrations import MIGRATIONS
 
-from ..helpers import ADMIN_PASSWORD, free_port, wait_for_port
+from ..helpers import ADMIN_PASSWORD, free_listeners, free_port, ops_listener, wait_for_port
 
 SUITE = "bookworm"
 INCLUDE = "python3.11,systemd,ca-certificates"
@@ -85,6 +85,8 @@ def test_dpkg_installs_the_user_the_data_dir_and_the_command(chroot):
 def test_the_appliance_user_serves_the_console(chroot):
     config = "/etc/appliance/appliance.toml"
     env = ["env", "APPLIANCE_SECURITY_BCRYPT_ROUNDS=4"]
+    # systemd-socket-activate passes the daemon only the variables named with --setenv
+    ops = [f"--setenv={name}={value}" for name, value in ops_listener().items()]
     chroot(*env, *AS_APPLIANCE, "appliance", "setup", "--config", config, "--org", "Acme",
            "--username", "admin", "--email", "admin@example.com", "--password-stdin",
            input=ADMIN_PASSWORD + "\n", timeout=120)  # fmt: skip
@@ -92,7 +94,7 @@ def test_the_appliance_user_serves_the_console(chroot):
     listen = [arg for port in ports.values() for arg in ("--listen", str(port))]
     log = open(chroot.root.parent / "chroot-daemon.log", "wb")
     manager = subprocess.Popen(
-        ["chroot", str(chroot.root), *env, "systemd-socket-activate", *listen, "--fdname=" + ":".join(ports), "--"]
+        ["chroot", str(chroot.root), *env, "systemd-socket-activate", *listen, *ops, "--fdname=" + ":".join(ports), "--"]
         + [*AS_APPLIANCE, "appliance", "serve", "--config", config],
         stdout=log, stderr=subprocess.STDOUT, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
     )  # fmt: skip
@@ -157,7 +159,9 @@ def test_an_upgrade_backs_up_and_migrates_the_database(chroot):
     assert upgraded.execute("SELECT sum(n) FROM log_daily").fetchone()[0] >= sign_ins  # backfilled, then counting
     assert upgraded.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     upgraded.close()
-    checked = chroot(*AS_APPLIANCE, "appliance", "check", "--config", "/etc/appliance/appliance.toml", timeout=120)
+    listeners = [f"{k}={v}" for k, v in free_listeners().items() if k.startswith("APPLIANCE_LISTEN_")]
+    checked = chroot("env", *listeners, *AS_APPLIANCE, "appliance", "check", "--config", "/etc/appliance/appliance.toml",
+                     timeout=120)  # fmt: skip
     assert checked.returncode == 0
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, ROOT, free_port, wait_for_port
+from ..helpers import ADMIN_PASSWORD, ROOT, free_port, ops_listener, wait_for_port
 
 pytestmark = [
     pytest.mark.slow,
@@ -75,6 +75,9 @@ def test_the_packaged_venv_serves_with_the_packaged_config(tree, tmp_path):
     config = tree / "etc/appliance/appliance.toml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("APPLIANCE_", "PYTHON", "VIRTUAL_ENV"))}
     env["APPLIANCE_SECURITY_BCRYPT_ROUNDS"] = "4"
+    # the others are the sockets passed below; systemd-socket-activate passes the
+    # daemon only the variables named with --setenv
+    ops = [f"--setenv={name}={value}" for name, value in ops_listener().items()]
     data = tmp_path / "data"
     base = [str(python), "-m", "appliance"]
     subprocess.run(
@@ -87,7 +90,7 @@ def test_the_packaged_venv_serves_with_the_packaged_config(tree, tmp_path):
     listen = [arg for port in ports.values() for arg in ("--listen", str(port))]
     log = open(tmp_path / "daemon.log", "wb")
     manager = subprocess.Popen(
-        ["systemd-socket-activate", *listen, "--fdname=" + ":".join(ports), "--"]
+        ["systemd-socket-activate", *listen, *ops, "--fdname=" + ":".join(ports), "--"]
         + base + ["serve", "--config", str(config), "--data-dir", str(data)],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
     )  # fmt: skip
@@ -127,7 +130,7 @@ def test_the_packaged_venv_serves_with_the_packaged_config(tree, tmp_path):
     # `appliance check` outside the service (no sockets passed) accepts the systemd: listeners.
     check = subprocess.run(
         base + ["check", "--config", str(config), "--data-dir", str(data)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+        capture_output=True, text=True, env=dict(env, **ops_listener()), cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert check.returncode == 0, check.stderr
     assert check.stdout.startswith("ok: config "), check.stdout
