@@ -89,20 +89,32 @@ async def test_deleting_a_mailbox_during_a_run_stops_it_cleanly(core, mail_serve
     assert len(_unseen(mail_server)) == 5  # and nothing taken from the server
 
 
-@pytest.mark.parametrize("status", ["payment_missing", "deleted"])
+# the access policy's organisation half, the one that applies to a mailbox (it acts for
+# no profile): the same decisions and messages as every other principal's
+# (tests/integration/test_policy_matrix.py)
+ORGANISATION_REFUSALS = {
+    "payment_missing": ({"status": "payment_missing"}, "Organisation payment missing"),
+    "trial_over": ({"status": "trial", "trial_ends_at": "2020-01-01T00:00:00Z"}, "Organisation payment missing"),
+    "deleted": ({"status": "deleted"}, "Organisation is deleted"),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(ORGANISATION_REFUSALS))
 @pytest_twisted.ensureDeferred
-async def test_an_organisation_that_stops_paying_stops_collecting_mid_run(core, mail_server, status):
+async def test_an_organisation_that_stops_paying_stops_collecting_mid_run(core, mail_server, refusal):
+    changes, told = ORGANISATION_REFUSALS[refusal]
     for n in range(5):
         mail_server.deliver(message(f"n{n}", [(f"f{n}.pdf", b"x" * 1000, "application/pdf")]).as_bytes())
     mailbox_id = await make_mailbox(core, mail_server)
     org_id = (await make_account(core, "admin")).organisation.id
     run_id = await core.mailboxes.run_now(org_id, mailbox_id)
-    await core.store.run(queries.update_organisation, org_id, {"status": status})
+    await core.store.run(queries.update_organisation, org_id, changes)
     await core.mailboxes.wait(mailbox_id)
     assert files_under(source_root(core)) == {}
     assert len(_unseen(mail_server)) == 5
     row = next(r for r in await core.store.run(mailbox_queries.runs, org_id, mailbox_id) if r["id"] == run_id)
-    assert row["status"] == "failed" and "organisation" in row["error"], row
+    assert row["status"] == "failed", row
+    assert row["error"] == f"{told}: the organisation's mailboxes are not checked.", row
 
 
 def test_an_inline_image_without_a_name_keeps_its_type_as_extension():

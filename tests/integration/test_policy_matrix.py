@@ -7,6 +7,8 @@ against every refusal (payment missing, a trial over, deleted, inactive, expired
 protocol withdrawn, address not allowed, TLS required) gets the same decision and the
 same message, where its protocol can carry one. One daemon; each case gets its own
 organisation and profile, and its state is changed through the API as an admin would.
+A mailbox acts for no profile: the organisation refusals, the ones that apply to it,
+stop its collection with the same messages (tests/core/test_mail_outside_in.py).
 """
 
 from __future__ import annotations
