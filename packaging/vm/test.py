@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
-"""Boot the VM image in qemu and use it as a customer would; exit non-zero on any failure.
+"""Check the VM image's formats and boot them in qemu as a customer would; exit non-zero on any failure.
 
-    packaging/vm/test.py [build/vm/appliance.qcow2]
+    packaging/vm/test.py [build/vm/appliance.qcow2] [--quick] [--firmware bios|uefi|both]
 
-The image is left untouched (the VM writes to a throw-away overlay), so every run
-is a first boot: the serial console must show the readiness banner with the
-first admin's password, then OpenSSH's sftp (through sshpass) signs in on the
-guest's port 22 and uploads and downloads a file, the web console's index.html
-comes over HTTPS (443) and plain HTTP (80) redirects to it, and FTP (21) greets.
-User-mode networking forwards free high ports on 127.0.0.1 to those guest ports.
-Prints the seconds from starting qemu to the banner, then powers the VM off."""
+Beside the qcow2, `make vm-image` wrote appliance.ova and appliance.vhdx. First the OVA's
+descriptor is validated against the OVF envelope schema (schema/) and its manifest's SHA256
+sums, and qemu-img check reads the qcow2, the OVA's VMDK and the VHDX. Then each is booted,
+one at a time: the qcow2 with BIOS (SeaBIOS), the qcow2 with UEFI
+(Debian's OVMF with Secure Boot enforced), and the VMDK and the VHDX with UEFI. --quick
+boots only the qcow2 with each firmware.
+
+The images are left untouched (each VM writes to a throw-away overlay), so every boot is a
+first boot: the serial console must show the readiness banner with the first admin's
+password and the kernel's word on the firmware (no EFI with BIOS; EFI and "Secure boot
+enabled" with UEFI); then OpenSSH's sftp (through sshpass) signs in on the guest's port 22
+and uploads and downloads a file, the web console's index.html comes over HTTPS (443) and
+plain HTTP (80) redirects to it, and FTP (21) greets.
+User-mode networking forwards free high ports on 127.0.0.1 to the guest's ports.
+Prints the seconds from starting qemu to the banner, then powers each VM off."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import os
 import re
@@ -22,6 +31,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +55,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+FORMATS = {".qcow2": "qcow2", ".vmdk": "vmdk", ".vhdx": "vhdx", ".raw": "raw"}
+
+
+def image_format(image: Path) -> str:
+    return FORMATS[image.suffix]
+
+
 def kvm_usable() -> bool:
     return os.access("/dev/kvm", os.R_OK | os.W_OK)
 
@@ -55,19 +72,52 @@ def kill(vm: subprocess.Popen) -> None:
         vm.wait()
 
 
-def start_vm(image: Path, work: Path, ports: dict[str, int], kvm: bool) -> subprocess.Popen:
+# Debian's ovmf package: the Secure Boot build (SMM, q35) with Microsoft's keys enrolled,
+# as vSphere, Hyper-V and most PCs ship them; shim is signed by Microsoft
+OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.secboot.fd")
+OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.ms.fd")
+
+
+def firmware_options(firmware: str, work: Path) -> list[str]:
+    if firmware == "bios":
+        return ["-machine", "pc"]  # SeaBIOS
+    variables = work / "OVMF_VARS.fd"
+    shutil.copyfile(OVMF_VARS, variables)
+    return [
+        "-machine", "q35,smm=on", "-global", "driver=cfi.pflash01,property=secure,value=on",
+        "-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={OVMF_CODE}",
+        "-drive", f"if=pflash,format=raw,unit=1,file={variables}",
+    ]  # fmt: skip
+
+
+def start_vm(
+    image: Path,
+    work: Path,
+    ports: dict[str, int],
+    kvm: bool,
+    firmware: str,
+    disk_mib: int | None = None,
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen:
     overlay = work / "overlay.qcow2"
+    overlay.unlink(missing_ok=True)
+    (work / "console.log").unlink(missing_ok=True)
+    size = [f"{disk_mib}M"] if disk_mib else []
     subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image.resolve()), "-F", "qcow2", str(overlay)],
+        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image.resolve()), "-F", image_format(image),
+         str(overlay), *size],
         check=True,
-    )
+    )  # fmt: skip
     forwards = ",".join(f"hostfwd=tcp:127.0.0.1:{ports[name]}-:{guest}" for name, guest in GUEST_PORTS.items())
     accel = ["-enable-kvm"] if kvm else ["-accel", "tcg"]
     command = [
-        "qemu-system-x86_64", *accel, "-m", "1024", "-smp", "2", "-no-reboot",
+        "qemu-system-x86_64", *accel, *firmware_options(firmware, work), "-m", "1024", "-smp", "2", "-no-reboot",
         "-drive", f"file={overlay},if=virtio,format=qcow2",
         "-netdev", f"user,id=net0,{forwards}", "-device", "virtio-net-pci,netdev=net0",
-        "-display", "none", "-serial", f"file:{work / 'console.log'}",
+        "-display", "none",
+        # the serial line: logged to console.log, and reachable through serial.sock
+        "-chardev", f"socket,id=serial0,path={work / 'serial.sock'},server=on,wait=off,logfile={work / 'console.log'}",
+        "-serial", "chardev:serial0", *extra,
         "-monitor", f"unix:{work / 'monitor.sock'},server,nowait",
     ]  # fmt: skip
     return subprocess.Popen(command, stdout=open(work / "qemu.log", "wb"), stderr=subprocess.STDOUT)
@@ -152,9 +202,122 @@ def power_off(vm: subprocess.Popen, work: Path) -> None:
     kill(vm)
 
 
+def check_firmware(firmware: str, console: str) -> str:
+    """What the kernel says of the firmware it was started by."""
+    efi = re.search(r"efi: EFI v[\d.]+ by (.*)", console)
+    if firmware == "bios":
+        if efi:
+            raise Failure(f"asked for BIOS, but the kernel says it runs on UEFI ({efi.group(0)})")
+        return "BIOS (SeaBIOS)"
+    if not efi:
+        raise Failure("asked for UEFI, but the kernel names no EFI firmware")
+    if "Secure boot enabled" not in console:
+        raise Failure(
+            "UEFI with Secure Boot on (OVMF, Microsoft keys), but the kernel does not say Secure boot enabled"
+        )
+    return f"UEFI ({efi.group(1).strip()}) with Secure Boot enforced: shim, GRUB and the kernel verified"
+
+
+def check_formats(qcow2: Path, work: Path) -> list[Path]:
+    """The OVA's descriptor against the OVF schema and its manifest, and every disk with
+    qemu-img check; returns the disks to boot: the qcow2, the OVA's VMDK, the VHDX."""
+    import xmlschema  # the venv's (make python): `make vm-test` runs this with it
+
+    ova, vhdx = qcow2.with_suffix(".ova"), qcow2.with_suffix(".vhdx")
+    for path in (ova, vhdx):
+        if not path.is_file():
+            raise Failure(f"{path}: missing (make vm-image writes it beside {qcow2.name})")
+    with tarfile.open(ova) as tar:
+        names = tar.getnames()
+        if len(names) != 3 or not names[0].endswith(".ovf") or not names[1].endswith(".mf"):
+            raise Failure(f"{ova.name}: expected the descriptor, the manifest, then the disk; it holds {names}")
+        tar.extractall(work, filter="data")
+    descriptor = work / names[0]
+    schema = xmlschema.XMLSchema(str(Path(__file__).with_name("schema") / "ovf-envelope.xsd"))
+    try:
+        schema.validate(str(descriptor))
+    except xmlschema.XMLSchemaValidationError as e:
+        raise Failure(f"{descriptor.name} is not a valid OVF envelope: {e.reason} at {e.path}") from None
+    for line in (work / names[1]).read_text().splitlines():
+        name, digest = re.fullmatch(r"SHA256\((.+)\)= ([0-9a-f]{64})", line).groups()
+        if hashlib.sha256((work / name).read_bytes()).hexdigest() != digest:
+            raise Failure(f"{ova.name}: {name} does not match its SHA256 in the manifest")
+    vmdk = work / names[2]
+    print(f"vm-test: {ova.name}: {descriptor.name} valid against the OVF envelope schema, manifest matches")
+    for disk in (qcow2, vmdk, vhdx):
+        result = subprocess.run(
+            ["qemu-img", "check", "-f", image_format(disk), str(disk)], capture_output=True, text=True
+        )
+        if result.returncode != 0:
+            raise Failure(f"qemu-img check {disk.name}: {result.stdout[-500:]}{result.stderr[-500:]}")
+        print(
+            f"vm-test: qemu-img check {disk.name}: {result.stdout.strip().splitlines()[0] if result.stdout.strip() else 'ok'}"
+        )
+    return [qcow2, vmdk, vhdx]
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.kvm = args.accel == "kvm" or (args.accel == "auto" and kvm_usable())
+        self.results: list[str] = []
+
+    def boot(self, image: Path, firmware: str) -> bool:
+        """Boot a throw-away overlay of IMAGE, use it, power it off; True when every check passed."""
+        label = f"{image.name} ({image_format(image)}) with {firmware.upper()}"
+        work = Path(tempfile.mkdtemp(prefix="appliance-vm-test."))
+        ports = {name: free_port() for name in GUEST_PORTS}
+        print(f"vm-test: booting {label} ({'KVM' if self.kvm else 'TCG'}), serial console in {work}/console.log")
+        timeout = self.args.timeout or (300 if self.kvm else 1200)
+        started = time.monotonic()
+        vm = start_vm(image, work, ports, self.kvm, firmware)
+        ok = False
+        try:
+            try:
+                # KVM inside some sandboxes runs the BIOS and GRUB but not Linux: then TCG
+                silent_after = 30 if self.kvm and self.args.accel == "auto" else None
+                user, password = wait_for_banner(vm, work / "console.log", timeout, silent_after)
+            except KernelSilent:
+                kill(vm)
+                print("vm-test: KVM ran GRUB but not the kernel here; booting again with TCG")
+                self.kvm = False
+                started = time.monotonic()
+                vm = start_vm(image, work, ports, self.kvm, firmware)
+                user, password = wait_for_banner(vm, work / "console.log", self.args.timeout or 1200)
+            seconds = time.monotonic() - started
+            accel = "KVM" if self.kvm else "TCG"
+            print(f"vm-test: ready {seconds:.1f} s after starting qemu ({accel}); first admin {user!r}")
+            print(f"vm-test: firmware: {check_firmware(firmware, (work / 'console.log').read_text(errors='replace'))}")
+            check_sftp(ports["ssh"], user, password, work)
+            print("vm-test: sftp on port 22: signed in, uploaded and downloaded 1 MiB intact")
+            check_http(ports["http"], ports["https"])
+            print("vm-test: port 80 redirects to HTTPS; port 443 serves the console's index.html")
+            check_ftp(ports["ftp"])
+            print("vm-test: FTP on port 21 greets")
+            ok = True
+            self.results.append(f"passed: {label}, ready in {seconds:.0f} s ({accel})")
+        except (Failure, OSError, subprocess.SubprocessError, http.client.HTTPException) as e:
+            print(f"vm-test: FAILED ({label}): {e}", file=sys.stderr)
+            self.results.append(f"FAILED: {label}: {e}")
+            console = work / "console.log"
+            if console.exists():
+                print("vm-test: last lines of the serial console:", file=sys.stderr)
+                print("\n".join(console.read_text(errors="replace").splitlines()[-40:]), file=sys.stderr)
+        finally:
+            power_off(vm, work)
+            if self.args.keep or not ok:
+                print(f"vm-test: work dir kept: {work}", file=sys.stderr)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+        return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("image", nargs="?", default="build/vm/appliance.qcow2", type=Path)
+    parser.add_argument(
+        "--firmware", choices=("bios", "uefi", "both"), default="both", help="boot the image with each (default both)"
+    )
     parser.add_argument(
         "--timeout", type=float, help="seconds to wait for the banner (default 300 with KVM, 1200 without)"
     )
@@ -164,7 +327,8 @@ def main() -> int:
         default="auto",
         help="auto: KVM when /dev/kvm is usable and runs the kernel, else TCG",
     )
-    parser.add_argument("--keep", action="store_true", help="keep the work dir (console log, overlay)")
+    parser.add_argument("--quick", action="store_true", help="only the qcow2, with each firmware: no OVA or VHDX")
+    parser.add_argument("--keep", action="store_true", help="keep the work dirs (console log, overlay)")
     args = parser.parse_args()
     if not args.image.is_file():
         print(f"vm-test: {args.image}: no image (make vm-image)", file=sys.stderr)
@@ -173,55 +337,28 @@ def main() -> int:
         if not shutil.which(tool):
             print(f"vm-test: {tool} is missing (make vm-deps)", file=sys.stderr)
             return 1
-    kvm = args.accel == "kvm" or (args.accel == "auto" and kvm_usable())
-    work = Path(tempfile.mkdtemp(prefix="appliance-vm-test."))
-    ports = {name: free_port() for name in GUEST_PORTS}
-    print(f"vm-test: booting {args.image} ({'KVM' if kvm else 'TCG'}), serial console in {work}/console.log")
+    if args.firmware != "bios" and not (OVMF_CODE.is_file() and OVMF_VARS.is_file()):
+        print(f"vm-test: {OVMF_CODE} is missing (make vm-deps: Debian's ovmf)", file=sys.stderr)
+        return 1
     started = time.monotonic()
-    vm = start_vm(args.image, work, ports, kvm)
-    ok = False
-    try:
+    run = Run(args)
+    firmwares = [firmware for firmware in ("bios", "uefi") if args.firmware in (firmware, "both")]
+    if args.quick:
+        plan = [(args.image, firmware) for firmware in firmwares]
+    else:
+        disks = Path(tempfile.mkdtemp(prefix="appliance-vm-disks."))
         try:
-            # KVM inside some sandboxes runs the BIOS and GRUB but not Linux: then TCG
-            silent_after = 30 if kvm and args.accel == "auto" else None
-            user, password = wait_for_banner(vm, work / "console.log", args.timeout or 300, silent_after)
-        except KernelSilent:
-            kill(vm)
-            print("vm-test: KVM ran GRUB but not the kernel here; booting again with TCG")
-            kvm = False
-            (work / "overlay.qcow2").unlink()
-            (work / "console.log").unlink()
-            started = time.monotonic()
-            vm = start_vm(args.image, work, ports, kvm)
-            user, password = wait_for_banner(vm, work / "console.log", args.timeout or 1200)
-        boot_seconds = time.monotonic() - started
-        print(
-            f"vm-test: ready {boot_seconds:.1f} s after starting qemu ({'KVM' if kvm else 'TCG'}); first admin {user!r}"
-        )
-        check_sftp(ports["ssh"], user, password, work)
-        print("vm-test: sftp on port 22: signed in, uploaded and downloaded 1 MiB intact")
-        check_http(ports["http"], ports["https"])
-        print("vm-test: port 80 redirects to HTTPS; port 443 serves the console's index.html")
-        check_ftp(ports["ftp"])
-        print("vm-test: FTP on port 21 greets")
-        ok = True
-    except (Failure, OSError, subprocess.SubprocessError, http.client.HTTPException) as e:
-        print(f"vm-test: FAILED: {e}", file=sys.stderr)
-        console = work / "console.log"
-        if console.exists():
-            print("vm-test: last lines of the serial console:", file=sys.stderr)
-            print("\n".join(console.read_text(errors="replace").splitlines()[-40:]), file=sys.stderr)
-    finally:
-        power_off(vm, work)
-        if args.keep or not ok:
-            print(f"vm-test: work dir kept: {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(
-        f"vm-test: passed, boot-to-ready {boot_seconds:.1f} s with {'KVM' if kvm else 'TCG'}"
-        if ok
-        else "vm-test: failed"
-    )
+            qcow2, vmdk, vhdx = check_formats(args.image, disks)
+        except (Failure, OSError, subprocess.SubprocessError) as e:
+            print(f"vm-test: FAILED: {e}", file=sys.stderr)
+            return 1
+        # Hypervisors that import the OVA or VHDX boot UEFI (ESXi's default, Hyper-V Generation 2)
+        plan = [(qcow2, firmware) for firmware in firmwares] + [(vmdk, "uefi"), (vhdx, "uefi")]
+    ok = all([run.boot(image, firmware) for image, firmware in plan])
+    if not args.quick:
+        shutil.rmtree(disks, ignore_errors=True)
+    print("vm-test: " + "\nvm-test: ".join(run.results))
+    print(f"vm-test: {'passed' if ok else 'failed'} in {time.monotonic() - started:.0f} s")
     return 0 if ok else 1
 
 
