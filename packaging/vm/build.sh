@@ -62,14 +62,17 @@ in_root dpkg --install /tmp/appliance.deb >/dev/null
 rm "$ROOT/tmp/appliance.deb"
 install -D -m 0755 "$HERE/files/appliance-firstboot" "$ROOT/usr/lib/appliance/appliance-firstboot"
 install -D -m 0755 "$HERE/files/appliance-banner" "$ROOT/usr/lib/appliance/appliance-banner"
-install -D -m 0755 "$HERE/files/appliance-firstboot" "$ROOT/usr/lib/appliance/appliance-firstboot"
-install -D -m 0755 "$HERE/files/appliance-banner" "$ROOT/usr/lib/appliance/appliance-banner"
-install -m 0644 "$HERE/files/appliance-firstboot.service" "$HERE/files/appliance-banner.service" "$ROOT/lib/systemd/system/"
+for script in appliance-firstboot appliance-banner appliance-growroot; do
+    install -D -m 0755 "$HERE/files/$script" "$ROOT/usr/lib/appliance/$script"
+done
+for unit in appliance-firstboot.service appliance-banner.service appliance-growroot.service; do
+    install -m 0644 "$HERE/files/$unit" "$ROOT/lib/systemd/system/"
+done
 install -D -m 0644 "$HERE/files/20-wired.network" "$ROOT/etc/systemd/network/20-wired.network"
 install -D -m 0644 "$HERE/files/appliance.issue" "$ROOT/etc/issue.d/appliance.issue"
 systemctl --root="$ROOT" --quiet enable \
     appliance.service appliance-sftp.socket appliance-ftp.socket appliance-http.socket appliance-https.socket \
-    appliance-firstboot.service appliance-banner.service systemd-networkd.service
+    appliance-firstboot.service appliance-banner.service appliance-growroot.service systemd-networkd.service
 for unit in "$ROOT"/lib/systemd/system/appliance*.service; do
     command=$(sed -n 's/^ExecStart=[-@+!]*\([^ ]*\).*/\1/p' "$unit")
     [ -z "$command" ] || [ -x "$ROOT$command" ] || { echo "build.sh: $unit runs $command, not in the image" >&2; exit 1; }

@@ -6,7 +6,7 @@
 Beside the qcow2, `make vm-image` wrote appliance.ova and appliance.vhdx. First the OVA's
 descriptor is validated against the OVF envelope schema (schema/) and its manifest's SHA256
 sums, and qemu-img check reads the qcow2, the OVA's VMDK and the VHDX. Then each is booted,
-one at a time: the qcow2 with BIOS (SeaBIOS), the qcow2 with UEFI
+one at a time: the qcow2 with BIOS (SeaBIOS) on a disk grown to 8 GiB, the qcow2 with UEFI
 (Debian's OVMF with Secure Boot enforced), and the VMDK and the VHDX with UEFI. --quick
 boots only the qcow2 with each firmware.
 
@@ -15,7 +15,8 @@ first boot: the serial console must show the readiness banner with the first adm
 password and the kernel's word on the firmware (no EFI with BIOS; EFI and "Secure boot
 enabled" with UEFI); then OpenSSH's sftp (through sshpass) signs in on the guest's port 22
 and uploads and downloads a file, the web console's index.html comes over HTTPS (443) and
-plain HTTP (80) redirects to it, and FTP (21) greets.
+plain HTTP (80) redirects to it, and FTP (21) greets. On the grown disk, SFTP's df must
+show the space in the data folder.
 User-mode networking forwards free high ports on 127.0.0.1 to the guest's ports.
 Prints the seconds from starting qemu to the banner, then powers each VM off."""
 
@@ -218,6 +219,24 @@ def check_firmware(firmware: str, console: str) -> str:
     return f"UEFI ({efi.group(1).strip()}) with Secure Boot enforced: shim, GRUB and the kernel verified"
 
 
+def check_free_space(port: int, user: str, password: str, work: Path, at_least_mib: int) -> int:
+    """The free space the admin's folder has, from SFTP's statvfs (OpenSSH's df), in MiB."""
+    batch = work / "df.txt"
+    batch.write_text("df /\n")
+    result = subprocess.run(
+        ["sshpass", "-e", "sftp", *SSH_OPTIONS, "-P", str(port), "-b", str(batch), f"{user}@127.0.0.1"],
+        env={**os.environ, "SSHPASS": password}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    # "        Size         Used        Avail       (root)    %Capacity" then the numbers in KiB
+    numbers = re.search(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+%", result.stdout, re.M)
+    if result.returncode != 0 or not numbers:
+        raise Failure(f"sftp df failed ({result.returncode}): {result.stdout[-1000:]}{result.stderr[-1000:]}")
+    free_mib = int(numbers.group(3)) // 1024
+    if free_mib < at_least_mib:
+        raise Failure(f"the data folder has {free_mib} MiB free on the grown disk; expected at least {at_least_mib}")
+    return free_mib
+
+
 def check_formats(qcow2: Path, work: Path) -> list[Path]:
     """The OVA's descriptor against the OVF schema and its manifest, and every disk with
     qemu-img check; returns the disks to boot: the qcow2, the OVA's VMDK, the VHDX."""
@@ -262,15 +281,17 @@ class Run:
         self.kvm = args.accel == "kvm" or (args.accel == "auto" and kvm_usable())
         self.results: list[str] = []
 
-    def boot(self, image: Path, firmware: str) -> bool:
+    def boot(self, image: Path, firmware: str, grow_mib: int | None = None) -> bool:
         """Boot a throw-away overlay of IMAGE, use it, power it off; True when every check passed."""
-        label = f"{image.name} ({image_format(image)}) with {firmware.upper()}"
+        label = f"{image.name} ({image_format(image)}) with {firmware.upper()}" + (
+            f", disk grown to {grow_mib} MiB" if grow_mib else ""
+        )
         work = Path(tempfile.mkdtemp(prefix="appliance-vm-test."))
         ports = {name: free_port() for name in GUEST_PORTS}
         print(f"vm-test: booting {label} ({'KVM' if self.kvm else 'TCG'}), serial console in {work}/console.log")
         timeout = self.args.timeout or (300 if self.kvm else 1200)
         started = time.monotonic()
-        vm = start_vm(image, work, ports, self.kvm, firmware)
+        vm = start_vm(image, work, ports, self.kvm, firmware, grow_mib)
         ok = False
         try:
             try:
@@ -282,7 +303,7 @@ class Run:
                 print("vm-test: KVM ran GRUB but not the kernel here; booting again with TCG")
                 self.kvm = False
                 started = time.monotonic()
-                vm = start_vm(image, work, ports, self.kvm, firmware)
+                vm = start_vm(image, work, ports, self.kvm, firmware, grow_mib)
                 user, password = wait_for_banner(vm, work / "console.log", self.args.timeout or 1200)
             seconds = time.monotonic() - started
             accel = "KVM" if self.kvm else "TCG"
@@ -294,6 +315,9 @@ class Run:
             print("vm-test: port 80 redirects to HTTPS; port 443 serves the console's index.html")
             check_ftp(ports["ftp"])
             print("vm-test: FTP on port 21 greets")
+            if grow_mib:
+                free = check_free_space(ports["ssh"], user, password, work, grow_mib - GROW_SLACK_MIB)
+                print(f"vm-test: the root grew into the {grow_mib} MiB disk: the data folder has {free} MiB free")
             ok = True
             self.results.append(f"passed: {label}, ready in {seconds:.0f} s ({accel})")
         except (Failure, OSError, subprocess.SubprocessError, http.client.HTTPException) as e:
@@ -312,6 +336,11 @@ class Run:
         return ok
 
 
+# The base system, the appliance and the file system's own reserve take at most this much of a grown disk
+GROW_SLACK_MIB = 2048
+GROW_TO_MIB = 8192
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("image", nargs="?", default="build/vm/appliance.qcow2", type=Path)
@@ -327,7 +356,9 @@ def main() -> int:
         default="auto",
         help="auto: KVM when /dev/kvm is usable and runs the kernel, else TCG",
     )
-    parser.add_argument("--quick", action="store_true", help="only the qcow2, with each firmware: no OVA or VHDX")
+    parser.add_argument(
+        "--quick", action="store_true", help="only the qcow2, with each firmware: no OVA, VHDX or grown disk"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work dirs (console log, overlay)")
     args = parser.parse_args()
     if not args.image.is_file():
@@ -344,7 +375,7 @@ def main() -> int:
     run = Run(args)
     firmwares = [firmware for firmware in ("bios", "uefi") if args.firmware in (firmware, "both")]
     if args.quick:
-        plan = [(args.image, firmware) for firmware in firmwares]
+        plan = [(args.image, firmware, None) for firmware in firmwares]
     else:
         disks = Path(tempfile.mkdtemp(prefix="appliance-vm-disks."))
         try:
@@ -352,9 +383,11 @@ def main() -> int:
         except (Failure, OSError, subprocess.SubprocessError) as e:
             print(f"vm-test: FAILED: {e}", file=sys.stderr)
             return 1
-        # Hypervisors that import the OVA or VHDX boot UEFI (ESXi's default, Hyper-V Generation 2)
-        plan = [(qcow2, firmware) for firmware in firmwares] + [(vmdk, "uefi"), (vhdx, "uefi")]
-    ok = all([run.boot(image, firmware) for image, firmware in plan])
+        # The first boot grows the disk: the root must fill it. Hypervisors that import the OVA
+        # or VHDX boot UEFI (ESXi's default, Hyper-V Generation 2).
+        plan = [(qcow2, firmwares[0], GROW_TO_MIB), *[(qcow2, f, None) for f in firmwares[1:]]]
+        plan += [(vmdk, "uefi", None), (vhdx, "uefi", None)]
+    ok = all([run.boot(image, fw, grow) for image, fw, grow in plan])
     if not args.quick:
         shutil.rmtree(disks, ignore_errors=True)
     print("vm-test: " + "\nvm-test: ".join(run.results))
