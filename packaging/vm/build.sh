@@ -60,23 +60,29 @@ in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-
 cp "$DEB" "$ROOT/tmp/appliance.deb"
 in_root dpkg --install /tmp/appliance.deb >/dev/null
 rm "$ROOT/tmp/appliance.deb"
-install -D -m 0755 "$HERE/files/appliance-firstboot" "$ROOT/usr/lib/appliance/appliance-firstboot"
-install -D -m 0755 "$HERE/files/appliance-banner" "$ROOT/usr/lib/appliance/appliance-banner"
-for script in appliance-firstboot appliance-banner appliance-growroot; do
+for script in appliance-firstboot appliance-banner appliance-growroot appliance-console; do
     install -D -m 0755 "$HERE/files/$script" "$ROOT/usr/lib/appliance/$script"
 done
-for unit in appliance-firstboot.service appliance-banner.service appliance-growroot.service; do
+for unit in appliance-firstboot.service appliance-banner.service appliance-growroot.service \
+        appliance-console@.service appliance-ovf.service; do
     install -m 0644 "$HERE/files/$unit" "$ROOT/lib/systemd/system/"
 done
 install -D -m 0644 "$HERE/files/20-wired.network" "$ROOT/etc/systemd/network/20-wired.network"
 install -D -m 0644 "$HERE/files/appliance.issue" "$ROOT/etc/issue.d/appliance.issue"
 systemctl --root="$ROOT" --quiet enable \
     appliance.service appliance-sftp.socket appliance-ftp.socket appliance-http.socket appliance-https.socket \
-    appliance-firstboot.service appliance-banner.service appliance-growroot.service systemd-networkd.service
+    appliance-firstboot.service appliance-banner.service appliance-growroot.service appliance-ovf.service \
+    appliance-console@tty1.service appliance-console@ttyS0.service \
+    systemd-networkd.service systemd-resolved.service
 for unit in "$ROOT"/lib/systemd/system/appliance*.service; do
     command=$(sed -n 's/^ExecStart=[-@+!]*\([^ ]*\).*/\1/p' "$unit")
     [ -z "$command" ] || [ -x "$ROOT$command" ] || { echo "build.sh: $unit runs $command, not in the image" >&2; exit 1; }
 done
+# The console menu takes the login prompts' place on the first screen and the serial line
+systemctl --root="$ROOT" --quiet mask getty@tty1.service serial-getty@ttyS0.service
+# DNS from DHCP or the menu, through systemd-resolved (not this machine's resolv.conf)
+ln -sfn ../run/systemd/resolve/stub-resolv.conf "$ROOT/etc/resolv.conf"
+
 echo appliance > "$ROOT/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tappliance\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$ROOT/etc/hosts"
 UUID=$(cat /proc/sys/kernel/random/uuid)

@@ -16,7 +16,8 @@ password and the kernel's word on the firmware (no EFI with BIOS; EFI and "Secur
 enabled" with UEFI); then OpenSSH's sftp (through sshpass) signs in on the guest's port 22
 and uploads and downloads a file, the web console's index.html comes over HTTPS (443) and
 plain HTTP (80) redirects to it, and FTP (21) greets. On the grown disk, SFTP's df must
-show the space in the data folder.
+show the space in the data folder. The last boot also drives the console menu on the
+serial line: a host name and a static address, which its status must then show.
 User-mode networking forwards free high ports on 127.0.0.1 to the guest's ports.
 Prints the seconds from starting qemu to the banner, then powers each VM off."""
 
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -116,7 +118,7 @@ def start_vm(
         "-drive", f"file={overlay},if=virtio,format=qcow2",
         "-netdev", f"user,id=net0,{forwards}", "-device", "virtio-net-pci,netdev=net0",
         "-display", "none",
-        # the serial line: logged to console.log, and reachable through serial.sock
+        # the serial line: logged to console.log, and typed into through serial.sock (the console menu)
         "-chardev", f"socket,id=serial0,path={work / 'serial.sock'},server=on,wait=off,logfile={work / 'console.log'}",
         "-serial", "chardev:serial0", *extra,
         "-monitor", f"unix:{work / 'monitor.sock'},server,nowait",
@@ -275,13 +277,79 @@ def check_formats(qcow2: Path, work: Path) -> list[Path]:
     return [qcow2, vmdk, vhdx]
 
 
+class Serial:
+    """The guest's serial line: the console menu, then a root shell. What the guest writes is read
+    from console.log (qemu's log of the line); the socket is drained so qemu never waits on it."""
+
+    def __init__(self, work: Path):
+        self.log = work / "console.log"
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(str(work / "serial.sock"))
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            while self.sock.recv(65536):
+                pass
+        except OSError:
+            pass
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def send(self, line: str) -> None:
+        self.sock.sendall(line.encode() + b"\r")
+
+    def expect(self, pattern: str, after: int, timeout: float) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            match = re.compile(pattern, re.M).search(self.text(), after)
+            if match:
+                return match
+            time.sleep(0.3)
+        raise Failure(f"the serial line never showed {pattern!r}; it ends: {self.text()[-1500:]!r}")
+
+    def shell(self, command: str, name: str, timeout: float = 120) -> str:
+        """Run COMMAND in the root shell; the value it prints after its NAME marker."""
+        mark = len(self.text())
+        # the marker is split in the typed line, so only the output has it whole
+        self.send(f'echo "{name[:2]}""{name[2:]}=$({command})=END"')
+        return self.expect(rf"^{name}=(.*?)=END", mark, timeout).group(1)
+
+
+def check_console_menu(work: Path) -> str:
+    """On the serial line's console menu: a host name and a static address (the one qemu's DHCP
+    gave, so the forwarded ports still reach it), then the menu's status must show both."""
+    serial = Serial(work)
+    mark = len(serial.text())
+    serial.send("")
+    serial.expect(r"Choose 1-6: ", mark, 120)
+    for typed, answer in [
+        ("3", r"Host name \["), ("files-vmtest", r"Saved and applied: host name files-vmtest"),
+        ("2", r"Address with prefix length"), ("10.0.2.15/24", r"Gateway"), ("10.0.2.2", r"DNS servers"),
+        ("10.0.2.3", r"Saved and applied: 10.0.2.15/24 via 10.0.2.2"),
+    ]:  # fmt: skip
+        mark = len(serial.text())
+        serial.send(typed)
+        serial.expect(answer, mark, 60)
+    status = serial.expect(r"Host name:\s+(\S+)\s+Network:\s+(static .*?)\s+Web console:\s+(\S+)", mark, 60)
+    if (
+        status.group(1) != "files-vmtest"
+        or "10.0.2.15/24, gateway 10.0.2.2, DNS 10.0.2.3" not in status.group(2)
+        or status.group(3) != "https://10.0.2.15/"
+    ):
+        raise Failure(f"the console menu's status after the changes: {status.group(0)!r}")
+    serial.sock.close()
+    return f"host name {status.group(1)}, {status.group(2)}, console at {status.group(3)}"
+
+
 class Run:
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.kvm = args.accel == "kvm" or (args.accel == "auto" and kvm_usable())
         self.results: list[str] = []
 
-    def boot(self, image: Path, firmware: str, grow_mib: int | None = None) -> bool:
+    def boot(self, image: Path, firmware: str, grow_mib: int | None = None, menu: bool = False) -> bool:
         """Boot a throw-away overlay of IMAGE, use it, power it off; True when every check passed."""
         label = f"{image.name} ({image_format(image)}) with {firmware.upper()}" + (
             f", disk grown to {grow_mib} MiB" if grow_mib else ""
@@ -318,6 +386,10 @@ class Run:
             if grow_mib:
                 free = check_free_space(ports["ssh"], user, password, work, grow_mib - GROW_SLACK_MIB)
                 print(f"vm-test: the root grew into the {grow_mib} MiB disk: the data folder has {free} MiB free")
+            if menu:
+                print(f"vm-test: console menu on the serial line: {check_console_menu(work)}")
+                check_sftp(ports["ssh"], user, password, work)
+                print("vm-test: sftp still works on the static address")
             ok = True
             self.results.append(f"passed: {label}, ready in {seconds:.0f} s ({accel})")
         except (Failure, OSError, subprocess.SubprocessError, http.client.HTTPException) as e:
@@ -387,7 +459,8 @@ def main() -> int:
         # or VHDX boot UEFI (ESXi's default, Hyper-V Generation 2).
         plan = [(qcow2, firmwares[0], GROW_TO_MIB), *[(qcow2, f, None) for f in firmwares[1:]]]
         plan += [(vmdk, "uefi", None), (vhdx, "uefi", None)]
-    ok = all([run.boot(image, fw, grow) for image, fw, grow in plan])
+    # the last boot also drives the console menu
+    ok = all([run.boot(image, fw, grow, menu=i == len(plan) - 1) for i, (image, fw, grow) in enumerate(plan)])
     if not args.quick:
         shutil.rmtree(disks, ignore_errors=True)
     print("vm-test: " + "\nvm-test: ".join(run.results))
