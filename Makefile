@@ -15,7 +15,7 @@ DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test
+.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
 
 # the daemon says where to open the console once it listens ("Ready: open the console at ...")
 run: build
@@ -124,6 +124,12 @@ vm-image: vm-deps deb
 
 vm-test: vm-deps python
 	$(BIN)/python packaging/vm/test.py $(VM_IMAGE)
+
+# A real upgrade in a VM: the .deb of an earlier commit (built in a worktree under build/upgrade/),
+# filled through the API and SFTP, then dpkg -i of this checkout's .deb (packaging/vm/upgrade_test.py)
+UPGRADE_FROM ?= 8bff2f3
+upgrade-test: vm-deps deb
+	$(BIN)/python packaging/vm/upgrade_test.py --from $(UPGRADE_FROM) --deb dist/appliance_$(VERSION)_$$(dpkg --print-architecture).deb
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-bench ui/node_modules ui/.parcel-cache build dist *.egg-info
