@@ -86,7 +86,7 @@ bench: build
 # A wheel and an sdist in dist/, the built UI inside them as package data;
 # setuptools and wheel for the isolated build are pinned by constraints.txt too
 dist: ui python
-	rm -rf build dist/appliance-*
+	rm -rf build/lib build/bdist.* dist/appliance-*
 	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/python -m build --outdir dist .
 	@ls -l dist
 
