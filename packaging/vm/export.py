@@ -9,7 +9,7 @@
   UEFI firmware with Secure Boot, 2 vCPUs, 2 GiB, an LSI Logic SCSI disk, a VMXNET3 NIC.
   Its ProductSection declares the network properties (host name, address, gateway, DNS)
   vSphere asks for on deployment and passes to the guest over VMware Tools
-  (com.vmware.guestInfo), where appliance-console --apply-ovf reads them.
+  (com.vmware.guestInfo), where `appliance-console apply-ovf` reads them at boot.
 - appliance.vhdx: a dynamic VHDX for Hyper-V (Generation 2: UEFI, Secure Boot with the
   "Microsoft UEFI Certificate Authority" template).
 

@@ -123,6 +123,15 @@ def test_the_menu_sets_a_static_address_after_refusing_what_cannot_work(guest):
     assert "Saved and applied: DHCP" in back.stdout and network(guest).endswith("[Network]\nDHCP=yes\n")
 
 
+def test_a_network_file_edited_by_hand_is_named_and_replaced_from_the_menu(guest):
+    (guest / "etc/systemd/network/20-wired.network").write_text("[Network]\nAddress=192.0.2.300/24\n")
+    result = console(guest, "menu", stdin="2\n192.0.2.10/24\n\n\n")
+    assert result.returncode == 0, result.stderr
+    assert "Network:      /etc/systemd/network/20-wired.network was edited by hand: choose 1 or 2" in result.stdout
+    assert "Saved and applied: 192.0.2.10/24" in result.stdout
+    assert network(guest).endswith("[Network]\nAddress=192.0.2.10/24\n")
+
+
 def test_the_menu_sets_the_host_name_and_refuses_one_that_is_not(guest):
     result = console(guest, "menu", stdin="3\nfiles_server\n3\nFiles.Example.com\n7\n")
     assert "Not saved: 'files_server' is not a host name" in result.stdout
