@@ -15,7 +15,7 @@ DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test
+.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
 
 # the daemon says where to open the console once it listens ("Ready: open the console at ...")
 run: build
@@ -87,7 +87,7 @@ bench: build
 # A wheel and an sdist in dist/, the built UI inside them as package data;
 # setuptools and wheel for the isolated build are pinned by constraints.txt too
 dist: ui python
-	rm -rf build dist/appliance-*
+	rm -rf build/lib build/bdist.* dist/appliance-*
 	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/python -m build --outdir dist .
 	@ls -l dist
 
@@ -97,16 +97,21 @@ deb: deb-deps dist
 	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-py3-none-any.whl dist
 	lintian --no-cfg dist/appliance_*.deb
 
-# A bootable qcow2 of Debian 12 with the .deb (packaging/vm/build.sh; as root), and a test that
-# boots it in qemu and uses SFTP, HTTP(S) and FTP through forwarded ports. Not part of `make test`.
+# The VM image (packaging/vm/build.sh and export.py; as root): Debian 12 with the .deb, booting
+# with BIOS and UEFI (Secure Boot), as build/vm/appliance.qcow2 (KVM, Proxmox), appliance.ova
+# (vSphere/ESXi, Workstation, VirtualBox) and appliance.vhdx (Hyper-V Generation 2); and a test
+# that checks each format and boots them in qemu (packaging/vm/test.py). Not part of `make test`.
 VM_IMAGE := build/vm/appliance.qcow2
-# command -> Debian package, for these two targets only
-VM_TOOLS := debootstrap:debootstrap mkfs.ext4:e2fsprogs sfdisk:fdisk grub-mkimage:grub-pc-bin qemu-img:qemu-utils qemu-system-x86_64:qemu-system-x86 python3.11:python3.11-venv sftp:openssh-client sshpass:sshpass
+# command or file -> Debian package, for these targets only
+VM_TOOLS := debootstrap:debootstrap mkfs.ext4:e2fsprogs sfdisk:fdisk grub-mkimage:grub-pc-bin \
+	mkfs.fat:dosfstools mcopy:mtools qemu-img:qemu-utils qemu-system-x86_64:qemu-system-x86 \
+	python3.11:python3.11-venv sftp:openssh-client sshpass:sshpass git:git \
+	/usr/lib/grub/i386-pc/boot.img:grub-pc-bin /usr/share/OVMF/OVMF_CODE_4M.secboot.fd:ovmf
+VERSION = $$($(BIN)/python -c 'import appliance; print(appliance.__version__)')
 
 vm-deps:
-	@missing=""; for pair in $(VM_TOOLS); do \
-	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
-	test -f /usr/lib/grub/i386-pc/boot.img || missing="$$missing grub-pc-bin"; \
+	@missing=""; for pair in $(VM_TOOLS); do name=$${pair%%:*}; \
+	  case $$name in /*) test -e $$name ;; *) command -v $$name >/dev/null 2>&1 ;; esac || missing="$$missing $${pair#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (install them as root)"; exit 1; fi; \
 	  echo "installing:$$missing"; \
@@ -114,11 +119,18 @@ vm-deps:
 	fi
 
 vm-image: vm-deps deb
-	packaging/vm/build.sh dist/appliance_$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')_$$(dpkg --print-architecture).deb $(VM_IMAGE)
-	@ls -l $(VM_IMAGE)
+	packaging/vm/build.sh dist/appliance_$(VERSION)_$$(dpkg --print-architecture).deb $(VM_IMAGE)
+	packaging/vm/export.py $(VM_IMAGE) --version $(VERSION)
+	@ls -l $(dir $(VM_IMAGE))
 
-vm-test: vm-deps
-	packaging/vm/test.py $(VM_IMAGE)
+vm-test: vm-deps python
+	$(BIN)/python packaging/vm/test.py $(VM_IMAGE)
+
+# A real upgrade in a VM: the .deb of an earlier commit (built in a worktree under build/upgrade/),
+# filled through the API and SFTP, then dpkg -i of this checkout's .deb (packaging/vm/upgrade_test.py)
+UPGRADE_FROM ?= 8bff2f3
+upgrade-test: vm-deps deb
+	$(BIN)/python packaging/vm/upgrade_test.py --from $(UPGRADE_FROM) --deb dist/appliance_$(VERSION)_$$(dpkg --print-architecture).deb
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-bench ui/node_modules ui/.parcel-cache build dist *.egg-info
