@@ -122,7 +122,9 @@ def test_the_daemon_log_names_each_listener_once_and_no_data_ports(tmp_path):
 
 def serve_args(data_dir: Path) -> list[str]:
     return ["serve", "--data-dir", str(data_dir)] + [
-        arg for what in ("http", "sftp", "ftp") for arg in (f"--{what}", f"tcp:{free_port()}:interface=127.0.0.1")
+        arg
+        for what in ("http", "sftp", "ftp", "ops")
+        for arg in (f"--{what}", f"tcp:{free_port()}:interface=127.0.0.1")
     ]
 
 

@@ -31,6 +31,8 @@ def test_sftp_on_a_socket_passed_by_the_service_manager(tmp_path, endpoint):
             f"tcp:{daemon.http_port}:interface=127.0.0.1",
             "--ftp",
             f"tcp:{daemon.ftp_port}:interface=127.0.0.1",
+            "--ops",
+            f"tcp:{daemon.ops_port}:interface=127.0.0.1",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -76,11 +76,12 @@ def test_the_installed_wheel_serves_the_console(venv, tmp_path):
         cwd=tmp_path,
         timeout=60,
     )
-    http, sftp, ftp = free_port(), free_port(), free_port()
+    http, sftp, ftp, ops = free_port(), free_port(), free_port(), free_port()
     log = open(tmp_path / "daemon.log", "wb")
     process = subprocess.Popen(
         [str(appliance), "serve", "--data-dir", str(data), "--http", f"tcp:{http}:interface=127.0.0.1"]
-        + ["--sftp", f"tcp:{sftp}:interface=127.0.0.1", "--ftp", f"tcp:{ftp}:interface=127.0.0.1"],
+        + ["--sftp", f"tcp:{sftp}:interface=127.0.0.1", "--ftp", f"tcp:{ftp}:interface=127.0.0.1"]
+        + ["--ops", f"tcp:{ops}:interface=127.0.0.1"],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
