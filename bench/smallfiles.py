@@ -256,9 +256,9 @@ class SmallFiles:
         self.logins: dict[str, Endpoint] = {"product": endpoints["logins"]}
         sshd = servers.enter_context(OpenSshServer(workspace, ports))
         self.sftp["reference"] = sshd.start()
-        vsftpd = servers.enter_context(VsftpdServer(workspace, ports))
+        vsftpd = servers.enter_context(SmallVsftpd(workspace, ports))
         self.ftp["reference"] = vsftpd.start()
-        password_sshd = servers.enter_context(OpenSshPasswordServer(workspace, ports))
+        password_sshd = servers.enter_context(SmallPasswordSshd(workspace, ports))
         self.logins["reference"] = password_sshd.start()
         # where each server's files are on disk: the product's admin home (found by a
         # marker file, as the product decides where it is), the references' folders
@@ -506,6 +506,19 @@ class SmallFiles:
             "summary": rows,
             "runs": [asdict(f) for f in self.figures],
         }
+
+
+class SmallVsftpd(VsftpdServer):
+    """vsftpd for its own system user: a run outside the bench lock (a script importing
+    refservers) gave `benchftp` a new password, then locked it, in the middle of a run."""
+
+    user_name = "benchsmallftp"
+
+
+class SmallPasswordSshd(OpenSshPasswordServer):
+    """sshd with a password for its own system user, for the same reason."""
+
+    user_name = "benchsmallssh"
 
 
 def main(args) -> int:
