@@ -33,7 +33,8 @@ import statistics
 import sys
 import time
 import urllib.parse
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import concurrency
@@ -148,6 +149,10 @@ def sftp_timed(login: Login, command: str, scratch: Path, timeout: float, before
     if run.returncode != 0 or not starts or not ends:
         raise TransferFailed(f"sftp exited with {run.returncode}\n{_tail(run.stderr)}")
     return ends[-1] - starts[-1], run
+
+
+def sftp_seconds(login: Login, command: str, scratch: Path, timeout: float) -> float:
+    return sftp_timed(login, command, scratch, timeout)[0]
 
 
 START, END = "@@bench-start", "@@bench-end"
@@ -298,68 +303,43 @@ class SmallFiles:
             if not local.exists():
                 print(f"creating a tree of {count:,} files of {format_size(self.size)} ...", flush=True)
                 self.sent[count] = make_tree(local, count, self.size)
-            sent = self.sent[count]
             timeout = max(TIMEOUT_FLOOR, count / 10)
+            name, back = f"up-{count}", self.scratch / f"back-{count}"
+            sftp = {"upload": f'put -r "{local}" {name}', "download": f'get -r {name} "{back}"'}
             for side in self.sides(repeat):
-                self.sftp_tree(side, count, local, sent, repeat, timeout)
+                timed = partial(sftp_seconds, self.sftp[side].login, scratch=self.scratch, timeout=timeout)
+                self.tree(Figure("sftp", "", count, side, repeat), self.disk[("sftp", side)], local, back, sftp, timed)
             for case, parallel in (("ftp", ""), ("ftp-parallel4", " --parallel=4")):
+                lftp = {
+                    "upload": f'mirror -R{parallel} "{local}" {name}',
+                    "download": f'mirror{parallel} {name} "{back}"',
+                }
                 for side in self.sides(repeat):
-                    self.ftp_tree(side, case, parallel, count, local, sent, repeat, timeout)
+                    login = self.ftp[side].login
+                    timed = partial(lftp_timed, login, scratch=self.scratch, timeout=timeout, cwd=self.scratch)
+                    self.tree(Figure(case, "", count, side, repeat), self.disk[("ftp", side)], local, back, lftp, timed)
 
-    def sftp_tree(self, side, count, local, sent, repeat, timeout) -> None:
-        login, disk = self.sftp[side].login, self.disk[("sftp", side)]
-        name = f"up-{count}"
-        clear(disk / name)
-        figure = Figure("sftp", "upload", count, side, repeat)
-        try:
-            figure.seconds, _ = sftp_timed(login, f'put -r "{local}" {name}', self.scratch, timeout)
-            error = check_tree(disk / name, sent)
-        except TransferFailed as e:
-            error = str(e)
-        self.record(figure, error)
-        # the download reads the checked upload (or the sent tree put in place when it failed)
-        if error is not None:
-            clear(disk / name)
-            shutil.copytree(local, disk / name)
-        back = self.scratch / f"back-{count}"
+    def tree(self, figure: Figure, disk: Path, local: Path, back: Path, commands: dict, timed) -> None:
+        """Upload the tree `local` to the server's `up-COUNT` (`timed(commands["upload"])`
+        returns the seconds) and check it on the server's disk (`disk`); then download it to
+        `back` and check that. The download reads the checked upload, or the sent tree put in place
+        when the upload failed."""
+        sent, stored = self.sent[figure.count], disk / f"up-{figure.count}"
+        clear(stored)
+        for direction in ("upload", "download"):
+            clear(back)
+            this = replace(figure, direction=direction)
+            try:
+                this.seconds = timed(commands[direction])
+                error = check_tree(stored if direction == "upload" else back, sent)
+            except TransferFailed as e:
+                error = str(e)
+            self.record(this, error)
+            if direction == "upload" and error is not None:
+                clear(stored)
+                shutil.copytree(local, stored)
         clear(back)
-        figure = Figure("sftp", "download", count, side, repeat)
-        try:
-            figure.seconds, _ = sftp_timed(login, f'get -r {name} "{back}"', self.scratch, timeout)
-            error = check_tree(back, sent)
-        except TransferFailed as e:
-            error = str(e)
-        self.record(figure, error)
-        clear(back)
-        clear(disk / name)
-
-    def ftp_tree(self, side, case, parallel, count, local, sent, repeat, timeout) -> None:
-        login, disk = self.ftp[side].login, self.disk[("ftp", side)]
-        name = f"up-{count}"
-        clear(disk / name)
-        figure = Figure(case, "upload", count, side, repeat)
-        try:
-            command = f'mirror -R{parallel} "{local}" {name}'
-            figure.seconds = lftp_timed(login, command, self.scratch, timeout, self.scratch)
-            error = check_tree(disk / name, sent)
-        except TransferFailed as e:
-            error = str(e)
-        self.record(figure, error)
-        if error is not None:
-            clear(disk / name)
-            shutil.copytree(local, disk / name)
-        back = self.scratch / f"back-{count}"
-        clear(back)
-        figure = Figure(case, "download", count, side, repeat)
-        try:
-            command = f'mirror{parallel} {name} "{back}"'
-            figure.seconds = lftp_timed(login, command, self.scratch, timeout, self.scratch)
-            error = check_tree(back, sent)
-        except TransferFailed as e:
-            error = str(e)
-        self.record(figure, error)
-        clear(back)
-        clear(disk / name)
+        clear(stored)
 
     # -- the big folder
 
