@@ -131,16 +131,14 @@ _CIPHER = re.compile(r"kex: client->server cipher: (\S+) MAC: (\S+)")
 _KEX = re.compile(r"kex: algorithm: (\S+)")
 
 
-def sftp_transfer(
-    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
-) -> Transfer:
-    """Upload `local` to `remote` (or download `remote` to `local`) with OpenSSH's sftp."""
-    command = f'put "{local}" "{remote}"' if direction == UPLOAD else f'get "{remote}" "{local}"'
+def sftp_batch(login: Login, commands: list[str], scratch: Path, timeout: float, verbose: bool = False) -> _ClientRun:
+    """One OpenSSH `sftp -b` run of `commands` (by key or, through sshpass, by password);
+    its stdout lines come timestamped: the batch echoes each command (`sftp> put ...`)
+    as it starts it, so the echo of the next one marks the end of the one before.
+    `verbose`: ssh's -v (the negotiated cipher on stderr), else -q (no progress lines)."""
     batch = scratch / "sftp.batch"
-    # the echo of the trailing `pwd` marks the end of the transfer
-    batch.write_text(f"{command}\npwd\n")
-    login = endpoint.login
-    options = ["-F", "/dev/null", "-v", "-P", str(login.port)]
+    batch.write_text("".join(f"{command}\n" for command in commands))
+    options = ["-F", "/dev/null", "-v" if verbose else "-q", "-P", str(login.port)]
     options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
     env = _client_env()
     if login.key_file is not None:
@@ -155,9 +153,22 @@ def sftp_transfer(
     # -b last: sftp turns it into -oBatchMode=yes where it stands, and ssh keeps the
     # first value it sees, which would override BatchMode=no and forbid passwords
     argv += ["-b", str(batch), f"{login.username}@{LOOPBACK}"]
+    return _run_client(argv, env, scratch, timeout)
 
-    run = _run_client(argv, env, scratch, timeout)
-    echoed = {text.split()[1]: at for at, text in run.lines if text.startswith("sftp> ")}
+
+def echoes(run: _ClientRun) -> list[tuple[float, str]]:
+    """The commands an `sftp -b` run echoed, with the moment each started."""
+    return [(at, text.removeprefix("sftp> ")) for at, text in run.lines if text.startswith("sftp> ")]
+
+
+def sftp_transfer(
+    endpoint: Endpoint, direction: str, local: Path, remote: str, scratch: Path, timeout: float
+) -> Transfer:
+    """Upload `local` to `remote` (or download `remote` to `local`) with OpenSSH's sftp."""
+    command = f'put "{local}" "{remote}"' if direction == UPLOAD else f'get "{remote}" "{local}"'
+    # the echo of the trailing `pwd` marks the end of the transfer
+    run = sftp_batch(endpoint.login, [command, "pwd"], scratch, timeout, verbose=True)
+    echoed = {text.split()[0]: at for at, text in echoes(run)}
     verb = command.split()[0]
     if run.returncode != 0 or verb not in echoed or "pwd" not in echoed:
         raise TransferFailed(f"sftp exited with {run.returncode}\n{_tail(run.stderr)}")
@@ -172,16 +183,7 @@ def sftp_transfer(
 def sftp_login(endpoint: Endpoint, scratch: Path, timeout: float) -> float:
     """One whole password sign-in with OpenSSH's sftp (through sshpass): connect, key
     exchange, password, the SFTP subsystem, `bye`. Returns the client run's seconds."""
-    batch = scratch / "bye.batch"
-    batch.write_text("bye\n")
-    login = endpoint.login
-    options = ["-F", "/dev/null", "-q", "-P", str(login.port)]
-    options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
-    options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"]
-    env = _client_env()
-    env["SSHPASS"] = login.password
-    argv = ["sshpass", "-e", "-P", "'s password:", "sftp", *options, "-b", str(batch), f"{login.username}@{LOOPBACK}"]
-    run = _run_client(argv, env, scratch, timeout)
+    run = sftp_batch(endpoint.login, ["bye"], scratch, timeout)
     if run.returncode != 0:
         raise TransferFailed(f"sftp exited with {run.returncode}\n{_tail(run.stderr)}")
     return run.seconds

@@ -101,12 +101,16 @@ class Product(contextlib.AbstractContextManager):
     @staticmethod
     def _environment() -> dict:
         """Ours without APPLIANCE_* settings and systemd's notify socket, so
-        nothing from the caller's shell reconfigures the daemon."""
-        return {
+        nothing from the caller's shell reconfigures the daemon; PYTHONPATH is this
+        checkout, so the daemon runs its code (a worktree's .venv may be another
+        checkout's, whose editable install would be measured under this one's commit)."""
+        env = {
             name: value
             for name, value in os.environ.items()
             if not name.startswith("APPLIANCE_") and name not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID")
         }
+        env["PYTHONPATH"] = str(REPO_ROOT)
+        return env
 
     def _version(self, env: dict) -> str:
         """`appliance --version` and the repository's commit (+dirty), for the record."""

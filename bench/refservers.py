@@ -93,11 +93,12 @@ class OpenSshServer(ReferenceServer):
     folder to the current user, who signs in with a generated key."""
 
     protocol = "sftp"
-    password_logins = False  # else: `benchssh` signs in with a password, checked against /etc/shadow
+    password_logins = False  # else: `user_name` signs in with a password, checked against /etc/shadow
+    user_name = SSH_USER
 
     def start(self) -> Endpoint:
         if self.password_logins:
-            self.user = SystemUser(SSH_USER, "bench/run SSH password reference")
+            self.user = SystemUser(self.user_name, "bench/run SSH password reference")
         folder = self.folder
         host_key, client_key = folder / "ssh_host_ed25519_key", folder / "client_key"
         for key in (host_key, client_key):
@@ -107,7 +108,7 @@ class OpenSshServer(ReferenceServer):
         port = self.ports.one()
         config = folder / "sshd_config"
         if self.user is not None:
-            login = Login(port, SSH_USER, self.user.unlock())
+            login = Login(port, self.user_name, self.user.unlock())
         else:
             login = Login(port, pwd.getpwuid(os.geteuid()).pw_name, key_file=client_key)
         config.write_text(

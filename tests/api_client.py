@@ -66,3 +66,14 @@ def signed_in(daemon, username: str, password: str) -> Api:
     reply = api.login(username, password)
     assert reply.status == 200, reply.body
     return api
+
+
+MULTIPART = {"Content-Type": "multipart/form-data; boundary=XyZ"}
+
+
+def multipart(name: str, data: bytes) -> bytes:
+    """A files/upload/ body holding one file `name` (send it with headers=MULTIPART)."""
+    return (
+        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode() + b'"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
+    )

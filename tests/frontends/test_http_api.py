@@ -12,7 +12,7 @@ from datetime import timedelta
 import jwt
 import pytest
 
-from ..api_client import Api, signed_in
+from ..api_client import MULTIPART, Api, multipart, signed_in
 from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso
 
 PASSWORD = "user-password-1"
@@ -208,7 +208,7 @@ def test_the_sign_in_setup_opens_is_counted(tmp_path):
 
 def test_dashboard_overview_has_the_spec_fields_and_twelve_months(daemon, tmp_path):
     api = signed_in(daemon, "admin", ADMIN_PASSWORD)
-    api.post("files/upload/?path=/", raw=_multipart("dash.txt", b"dashboard"), headers=_MULTIPART)
+    api.post("files/upload/?path=/", raw=multipart("dash.txt", b"dashboard"), headers=MULTIPART)
     body = api.get("dashboard/overview/").body
     assert {"users", "active_users", "log_count", "file_transfers", "series", "logs", "top_users"} <= set(body)
     assert body["file_transfers"] >= 1 and body["active_users"] >= 1
@@ -276,21 +276,12 @@ def test_the_operator_sees_an_ended_trial_as_expired(daemon):
 
 # -- files ---------------------------------------------------------------------------------------
 
-_MULTIPART = {"Content-Type": "multipart/form-data; boundary=XyZ"}
-
-
-def _multipart(name: str, data: bytes) -> bytes:
-    return (
-        b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode() + b'"\r\n'
-        b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
-    )
-
 
 def test_files_round_trip_through_the_core(daemon):
     daemon.add_profile("webby")
     api = signed_in(daemon, "webby", PASSWORD)
     data = os.urandom(2 * 1024 * 1024 + 5)
-    up = api.post("files/upload/?path=/reports", raw=_multipart("q3/é report.bin", data), headers=_MULTIPART)
+    up = api.post("files/upload/?path=/reports", raw=multipart("q3/é report.bin", data), headers=MULTIPART)
     assert up.status == 201 and up.body["files"] == [{"path": "/reports/q3/é report.bin", "size": len(data)}]
     assert (daemon.home("webby") / "reports" / "q3" / "é report.bin").read_bytes() == data
     listing = api.get("files/?path=/reports/q3").body
@@ -301,7 +292,7 @@ def test_files_round_trip_through_the_core(daemon):
     part = api.get("files/download/?path=/reports/q3/%C3%A9%20report.bin", headers={"Range": "bytes=100-199"})
     assert part.status == 206 and part.raw == data[100:200]
     assert part.headers["content-range"] == f"bytes 100-199/{len(data)}"
-    again = api.post("files/upload/?path=/reports", raw=_multipart("q3/é report.bin", b"x"), headers=_MULTIPART)
+    again = api.post("files/upload/?path=/reports", raw=multipart("q3/é report.bin", b"x"), headers=MULTIPART)
     assert again.status == 400  # never overwritten by surprise
     assert api.post("files/mkdir/", {"path": "/a/b"}).status == 201
     assert api.post("files/rename/", {"path": "/reports", "new_path": "/a/b/reports"}).status == 200
@@ -322,7 +313,7 @@ def test_files_refuse_escapes_and_respect_permissions(daemon):
     api = signed_in(daemon, "readonly", PASSWORD)
     assert api.get("files/?path=/../../etc").status == 403
     assert api.get("files/download/?path=/etc/passwd").status == 404
-    refused = api.post("files/upload/?path=/", raw=_multipart("x.txt", b"x"), headers=_MULTIPART)
+    refused = api.post("files/upload/?path=/", raw=multipart("x.txt", b"x"), headers=MULTIPART)
     assert refused.status == 403 and "may not upload" in refused.body["detail"]
     assert api.post("files/mkdir/", {"path": "/d"}).status == 403
 
@@ -330,7 +321,7 @@ def test_files_refuse_escapes_and_respect_permissions(daemon):
 def test_an_upload_cut_off_midway_leaves_nothing(daemon):
     daemon.add_profile("cutweb")
     api = signed_in(daemon, "cutweb", PASSWORD)
-    body = _multipart("cut.bin", os.urandom(4 * 1024 * 1024))
+    body = multipart("cut.bin", os.urandom(4 * 1024 * 1024))
     with socket.create_connection(("127.0.0.1", daemon.http_port)) as sock:
         sock.sendall(
             b"POST /api/portal/files/upload/?path=/ HTTP/1.1\r\nHost: x\r\n"
