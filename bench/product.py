@@ -98,18 +98,18 @@ class Product(contextlib.AbstractContextManager):
         """The daemon's last lines of output."""
         return self.child.log_tail(lines) if self.child is not None else ""
 
-    @staticmethod
-    def _environment() -> dict:
+    def _environment(self) -> dict:
         """Ours without APPLIANCE_* settings and systemd's notify socket, so
         nothing from the caller's shell reconfigures the daemon; PYTHONPATH is this
-        checkout, so the daemon runs its code (a worktree's .venv may be another
+        checkout when its own build is measured, so the daemon runs its code (a worktree's .venv may be another
         checkout's, whose editable install would be measured under this one's commit)."""
         env = {
             name: value
             for name, value in os.environ.items()
             if not name.startswith("APPLIANCE_") and name not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID")
         }
-        env["PYTHONPATH"] = str(REPO_ROOT)
+        if self.executable == APPLIANCE:  # another build (--appliance) runs its own code
+            env["PYTHONPATH"] = str(REPO_ROOT)
         return env
 
     def _version(self, env: dict) -> str:

@@ -45,9 +45,8 @@ TIMEOUT = 1800  # seconds for one transfer: moto is slow
 class LoopbackProduct(Product):
     """The product with [sources] allow_loopback on: its remote sources are on 127.0.0.1."""
 
-    @staticmethod
-    def _environment() -> dict:
-        return {**Product._environment(), "APPLIANCE_SOURCES_ALLOW_LOOPBACK": "true"}
+    def _environment(self) -> dict:
+        return {**super()._environment(), "APPLIANCE_SOURCES_ALLOW_LOOPBACK": "true"}
 
 
 def start_sshd(workspace: Workspace, ports: Ports) -> tuple[Child, dict]:
