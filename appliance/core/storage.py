@@ -19,7 +19,7 @@ from twisted.internet import defer, task
 from twisted.python.failure import Failure
 
 from ..models import Source, to_iso
-from ..storage.paths import TEMP_PREFIX
+from ..storage.local.tree import folder_usage
 from ..store import Store, queries
 from ..store import operator as operator_queries
 from ..threads import Threads, spawn
@@ -51,25 +51,15 @@ class Stopped(Exception):
 
 
 def measure_folders(folders: list[str], stopping: threading.Event) -> tuple[int, int]:
-    """Bytes and files under the folders (on the work pool): links are not followed,
-    uploads in progress are not counted, as for quotas (Tree.usage)."""
-    total = files = 0
-    stack = distinct_roots(folders)
-    while stack:
-        if stopping.is_set():  # never hold the shutdown (it joins the pool) for a big tree
+    """Bytes and files under the folders (on the work pool), counted as quotas count
+    them; a walk under way gives up when the daemon stops (it would hold the shutdown,
+    which joins the pool, for a big tree)."""
+
+    def checkpoint() -> None:
+        if stopping.is_set():
             raise Stopped()
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                for item in it:
-                    if item.is_dir(follow_symlinks=False):
-                        stack.append(item.path)
-                    elif item.is_file(follow_symlinks=False) and not item.name.startswith(TEMP_PREFIX):
-                        total += item.stat(follow_symlinks=False).st_size
-                        files += 1
-        except OSError:
-            continue  # gone or unreadable meanwhile: counted as empty
-    return total, files
+
+    return folder_usage(distinct_roots(folders), checkpoint)
 
 
 class StorageUsage:

@@ -14,6 +14,7 @@ import errno
 import os
 import posixpath
 import stat
+from collections.abc import Callable
 
 from twisted.logger import Logger
 from twisted.python.threadable import isInIOThread
@@ -281,21 +282,7 @@ class Tree:
 
     def usage(self) -> tuple[int, int]:
         """Bytes and files under the root (links not followed, uploads in progress not counted)."""
-        total = files = 0
-        stack = [self.root]
-        while stack:
-            folder = stack.pop()
-            try:
-                with os.scandir(folder) as it:
-                    for item in it:
-                        if item.is_dir(follow_symlinks=False):
-                            stack.append(item.path)
-                        elif item.is_file(follow_symlinks=False) and not item.name.startswith(TEMP_PREFIX):
-                            total += item.stat(follow_symlinks=False).st_size
-                            files += 1
-            except OSError:
-                continue
-        return total, files
+        return folder_usage([self.root])
 
 
 def sweep_uploads(root: str) -> int:
@@ -311,3 +298,26 @@ def sweep_uploads(root: str) -> int:
                 except OSError:
                     pass
     return removed
+
+
+def folder_usage(roots: list[str], checkpoint: Callable[[], None] | None = None) -> tuple[int, int]:
+    """Bytes and files under `roots`, as quotas count them: links are not followed and
+    uploads in progress not counted; a folder gone or unreadable meanwhile counts as
+    empty. `checkpoint()` is called before each folder: what it raises ends the walk."""
+    total = files = 0
+    stack = list(roots)
+    while stack:
+        if checkpoint is not None:
+            checkpoint()
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for item in it:
+                    if item.is_dir(follow_symlinks=False):
+                        stack.append(item.path)
+                    elif item.is_file(follow_symlinks=False) and not item.name.startswith(TEMP_PREFIX):
+                        total += item.stat(follow_symlinks=False).st_size
+                        files += 1
+        except OSError:
+            continue
+    return total, files
