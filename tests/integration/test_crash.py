@@ -152,6 +152,8 @@ def openssh_sftp_stream(daemon, folder: Path, names: list[str], acks: Acknowledg
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        process.stdout.close()
+        process.stderr.close()
 
 
 def ftp_stream(daemon, files: dict[str, bytes], acks: Acknowledged) -> None:

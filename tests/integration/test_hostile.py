@@ -357,12 +357,13 @@ def flood(port: int, addresses: list[str], per_address: int, payload, seconds: f
 
     def one(address: str, i: int) -> None:
         while time.monotonic() < stop:
+            s = socket.socket()
             try:
-                s = socket.socket()
                 s.settimeout(2)
                 s.bind((address, 0))
                 s.connect(("127.0.0.1", port))
             except OSError:
+                s.close()
                 with lock:
                     stats["refused"] += 1
                 time.sleep(0.05)
