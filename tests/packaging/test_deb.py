@@ -114,6 +114,7 @@ def test_the_packaged_venv_serves_with_the_packaged_config(tree, tmp_path):
             urllib.request.build_opener(NoRedirect).open(f"http://127.0.0.1:{ports['http']}/", timeout=30)
         assert redirect.value.code in (301, 302, 307, 308)
         assert redirect.value.headers["Location"].startswith("https://")
+        redirect.value.close()  # the HTTPError holds the response and its socket until closed
         with socket.create_connection(("127.0.0.1", ports["sftp"]), timeout=30) as sftp:
             assert sftp.recv(64).startswith(b"SSH-2.0-")
         with socket.create_connection(("127.0.0.1", ports["ftp"]), timeout=30) as ftp:
