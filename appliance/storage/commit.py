@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from ..errors import ApplianceError
+from .interface import Budget
+
 
 class Owner(Protocol):
     """Who holds a session's uploads in progress (core/files/own.py OwnUploads): told
@@ -22,9 +25,22 @@ class SharedCommit:
     _aborted: Exception | None
     _done: bool
     _error: Exception | None
+    _limits: Budget
     handles: int
     orphaned: bool
     owner: Owner | None
+    replaced: int | None
+    size: int
+
+    def _grow_to(self, end: int) -> None:
+        """Count bytes up to `end` against the quota (a refusal fails the upload)."""
+        if end > self.size:
+            try:
+                self._limits.grow(end - self.size, self.replaced or 0)
+            except ApplianceError as e:
+                self._error = e
+                raise
+            self.size = end
 
     async def commit(self) -> None:
         """Make the upload visible under its name and record it (the last handle's close

@@ -129,16 +129,6 @@ class RemoteUpload(SharedCommit):
             self._error = Invalid("A negative offset or length.")
             raise self._error
 
-    def _grow_to(self, end: int) -> None:
-        """Count bytes up to `end` against the quota (a refusal fails the upload)."""
-        if end > self.size:
-            try:
-                self._limits.grow(end - self.size, self.replaced or 0)
-            except ApplianceError as e:
-                self._error = e
-                raise
-            self.size = end
-
     def _wait_for_room(self) -> Deferred:
         waiter: Deferred = Deferred()
         self._room.append(waiter)

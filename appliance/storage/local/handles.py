@@ -484,14 +484,7 @@ class Writer(SharedCommit):
         except Invalid as e:
             self._error = e  # a refused write: the upload is not kept (see commit)
             raise
-        end = offset + len(data)
-        if end > self.size:
-            try:
-                self._limits.grow(end - self.size, self.replaced or 0)
-            except ApplianceError as e:
-                self._error = e
-                raise
-            self.size = end
+        self._grow_to(offset + len(data))
         self.bytes_written += len(data)
         self._synced = False
         if type(data) is not bytes:
