@@ -130,12 +130,17 @@ class KernelSilent(Exception):
     """GRUB ran but the kernel said nothing: this machine's KVM does not run it."""
 
 
+class QemuExited(Failure):
+    """qemu stopped before the appliance was ready (with KVM: a nested KVM without SMM
+    refuses the Secure Boot machine at once, 'System Management Mode not supported')."""
+
+
 def wait_for_banner(vm: subprocess.Popen, console: Path, timeout: float, kernel_within: float | None = None):
     started = time.monotonic()
     deadline = started + timeout
     while time.monotonic() < deadline:
         if vm.poll() is not None:
-            raise Failure(f"qemu exited with {vm.returncode} before the appliance was ready")
+            raise QemuExited(f"qemu exited with {vm.returncode} before the appliance was ready")
         text = console.read_text(errors="replace") if console.exists() else ""
         if kernel_within and time.monotonic() - started > kernel_within and "Linux version" not in text:
             raise KernelSilent()
@@ -309,6 +314,33 @@ class Serial:
             time.sleep(0.3)
         raise Failure(f"the serial line never showed {pattern!r}; it ends: {self.text()[-1500:]!r}")
 
+    def menu_prompt(self, timeout: float = 240) -> None:
+        """Press Enter until the console menu asks for a choice afresh, then let the line go
+        quiet. Enter again every 20 s: a key typed while the menu (re)starts on the line is
+        flushed by the line's reset, and under TCG on a loaded machine the boot's own
+        messages can still be arriving."""
+        deadline = time.monotonic() + timeout
+        while True:
+            mark = len(self.text())
+            self.send("")
+            try:
+                self.expect(r"Choose 1-6: ", mark, max(1.0, min(20.0, deadline - time.monotonic())))
+                break
+            except Failure:
+                if time.monotonic() >= deadline:
+                    raise
+        self.quiet(2.0)
+
+    def quiet(self, seconds: float, at_most: float = 30) -> None:
+        """Wait until nothing new has arrived on the line for `seconds` (at most `at_most`)."""
+        deadline = time.monotonic() + at_most
+        size, since = len(self.text()), time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < seconds:
+            time.sleep(0.2)
+            now = len(self.text())
+            if now != size:
+                size, since = now, time.monotonic()
+
     def shell(self, command: str, name: str, timeout: float = 120) -> str:
         """Run COMMAND in the root shell; the value it prints after its NAME marker."""
         mark = len(self.text())
@@ -321,9 +353,7 @@ def check_console_menu(work: Path) -> str:
     """On the serial line's console menu: a host name and a static address (the one qemu's DHCP
     gave, so the forwarded ports still reach it), then the menu's status must show both."""
     serial = Serial(work)
-    mark = len(serial.text())
-    serial.send("")
-    serial.expect(r"Choose 1-6: ", mark, 120)
+    serial.menu_prompt()
     for typed, answer in [
         ("3", r"Host name \["), ("files-vmtest", r"Saved and applied: host name files-vmtest"),
         ("2", r"Address with prefix length"), ("10.0.2.15/24", r"Gateway"), ("10.0.2.2", r"DNS servers"),
@@ -341,6 +371,12 @@ def check_console_menu(work: Path) -> str:
         raise Failure(f"the console menu's status after the changes: {status.group(0)!r}")
     serial.sock.close()
     return f"host name {status.group(1)}, {status.group(2)}, console at {status.group(3)}"
+
+
+def qemu_said(work: Path) -> str:
+    """qemu's last line of output, which says why it stopped."""
+    lines = (work / "qemu.log").read_text(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "no output"
 
 
 class Run:
@@ -366,9 +402,12 @@ class Run:
                 # KVM inside some sandboxes runs the BIOS and GRUB but not Linux: then TCG
                 silent_after = 30 if self.kvm and self.args.accel == "auto" else None
                 user, password = wait_for_banner(vm, work / "console.log", timeout, silent_after)
-            except KernelSilent:
+            except (KernelSilent, QemuExited) as e:
                 kill(vm)
-                print("vm-test: KVM ran GRUB but not the kernel here; booting again with TCG")
+                if not silent_after:
+                    raise Failure(f"{e} ({qemu_said(work)})") from None
+                why = "ran GRUB but not the kernel" if isinstance(e, KernelSilent) else f"failed ({qemu_said(work)})"
+                print(f"vm-test: KVM {why} here; booting again with TCG")
                 self.kvm = False
                 started = time.monotonic()
                 vm = start_vm(image, work, ports, self.kvm, firmware, grow_mib)

@@ -183,9 +183,7 @@ def main() -> int:
         print("upgrade-test: a profile with a password and a key (API), 3 MiB in reports/ (SFTP), branding (API)")
 
         serial = vm.Serial(work)
-        mark = len(serial.text())
-        serial.send("")
-        serial.expect(r"Choose 1-6: ", mark, 120)
+        serial.menu_prompt()
         mark = len(serial.text())
         serial.send("4")  # the menu's root shell
         serial.expect(r"Root shell", mark, 60)
