@@ -6,6 +6,7 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -319,6 +320,59 @@ def test_a_killed_upload_leaves_no_file_and_no_temp_file(daemon, tmp_path):
     assert wait_until(lambda: not temp_files(home))
     assert not (home / "huge.bin").exists()
     assert not transfers(daemon, "killed", "upload")
+
+
+# A client that dies (killed, crashed) in the middle of an upload: its kernel closes both of
+# its connections, and the data connection ends as cleanly as after a whole file. Which
+# closes first follows the descriptors' order, so the client puts its data socket on a
+# lower descriptor than its control connection for "data first".
+DYING_CLIENT = r"""
+import os, socket, sys
+port, user, password, order = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+low = os.open(os.devnull, os.O_RDONLY)  # a low descriptor, for the data socket in "data first"
+control = socket.create_connection(("127.0.0.1", port))
+replies = control.makefile("rb")
+def reply():
+    line = replies.readline()
+    while line[3:4] == b"-":
+        line = replies.readline()
+    return line
+def command(text):
+    control.sendall(text.encode() + b"\r\n")
+    return reply()
+reply()
+command("USER " + user)
+assert command("PASS " + password).startswith(b"230")
+command("TYPE I")
+data = socket.create_connection(("127.0.0.1", int(command("EPSV").split(b"|")[3])))
+assert command("STOR half.bin").startswith(b"150")
+fd = data.fileno()
+if order == "data first":
+    os.dup2(fd, low)
+    data.detach()
+    os.close(fd)
+    fd = low
+os.write(fd, b"x" * 100_000)
+os._exit(0)  # no QUIT: both connections are closed by the exit, as by a kill
+"""
+
+
+@pytest.mark.parametrize("order", ["control first", "data first"])
+def test_a_client_that_dies_after_part_of_a_file_leaves_no_file(daemon, order):
+    """Both connections end at once and the data one cleanly: the 100,000 bytes that
+    arrived are not the file, and nothing is committed or audited."""
+    user = "dying-" + order.split()[0]
+    home = profile(daemon, user)
+    client = subprocess.run(
+        [sys.executable, "-c", DYING_CLIENT, str(daemon.ftp_port), user, PASSWORD, order],
+        capture_output=True,
+        timeout=60,
+    )
+    assert client.returncode == 0, client.stderr.decode(errors="replace")
+    # the temporary file (made before the 150) goes by rename (a commit) or by unlink: either is final
+    assert wait_until(lambda: not temp_files(home))
+    assert not (home / "half.bin").exists()
+    assert not transfers(daemon, user, "upload")
 
 
 # -- sign-in -------------------------------------------------------------------------------------------------------

@@ -23,18 +23,13 @@ from twisted.logger import Logger
 from twisted.protocols import ftp
 
 from ...threads import spawn
+from ..tcp_state import peer_has_closed
 from .errors import BadArgument, DataConnectionFailed, TransferAborted, ftp_reply
 from .transfer import DataChannelFactory, ReadFile, Transfer, broken_because, closed_cleanly, describe, plain_host
 
 log = Logger()
 
 DATA_CONNECT_TIMEOUT = 30  # seconds for a data connection to be made
-# Seconds between an upload's clean EOF and its commit. A killed client closes both
-# connections, but its kernel may close the control one a few ms after the data one
-# (0.3-3 ms seen on loopback), so a few reactor turns are not enough. 20 ms: about 7
-# times the widest gap seen, and 1/6 of a 256 MiB upload's time on loopback (50 ms was
-# a third of it once uploads went by splice).
-COMMIT_GRACE = 0.02
 FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
 CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before the connection is dropped
 # A REST holds for the transfer right after it; only these may come between (clients
@@ -143,13 +138,13 @@ class DataConnections:
                         or "The data connection broke before the upload finished."
                     )
                 await consumer.drained()
-                # A killed client closes both connections at once, and the data side
-                # may look clean: commit only if the control connection outlives it.
-                # The disk's flush and fsync run meanwhile; nothing is visible before both end.
-                syncing = upload.sync()
-                await self._settle()
-                await syncing
-                if self._lost:
+                await upload.sync()
+                # A killed client closes both connections at once, and the data side may
+                # look clean: commit only if the control connection is still open. Its
+                # state is asked of the kernel, which has the client's FIN or reset by now
+                # (its sockets are closed together, microseconds apart), not of the
+                # reactor, which may deliver that end a turn or a few ms after this one.
+                if self._lost or peer_has_closed(self._control_socket):
                     return None
                 await upload.close()
                 committed = True
@@ -159,10 +154,6 @@ class DataConnections:
             if not committed:
                 await upload.abort()
         return 226, f"Transfer complete: {consumer.received} bytes received."
-
-    async def _settle(self) -> None:
-        """Give a dying client's control connection time to show it is gone."""
-        await self._sleep(COMMIT_GRACE)
 
     async def _sleep(self, seconds: float) -> None:
         d = defer.Deferred()

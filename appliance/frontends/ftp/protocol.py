@@ -71,6 +71,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._busy = False
         self._draining = False
         self._lost = False
+        self._control_socket = None  # set by connectionMade
         self._rest = 0
         self._rename_from: str | None = None
         self._transfer: Transfer | None = None

@@ -62,12 +62,15 @@ class SignIn:
             self.transport.setTcpNoDelay(True)  # replies are small and wait for the client
         except (AttributeError, OSError):
             pass
+        # the control connection's socket (before AUTH TLS replaces getHandle): whether
+        # the client is still there is asked of it when an upload ends (data.py)
+        self._control_socket = getattr(self.transport, "getHandle", lambda: None)()
         try:
             # Urgent data stays in the stream. Clients send ABOR (or the Telnet DM before
             # it) as urgent data; without this the kernel takes that byte out, and for
             # Python's ftplib, which sends "ABOR\r\n" so, it is the line's LF: the ABOR
             # never ended and the transfer ran on until its stall timeout.
-            self.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
+            self._control_socket.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
         except (AttributeError, OSError):
             pass
         address = self._peer_host()

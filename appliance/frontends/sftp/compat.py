@@ -15,28 +15,11 @@ is used whole.
 
 from __future__ import annotations
 
-import socket
-import struct
-
 PARAMIKO_UNREAD = 512 * 1024
 # what a link might carry in one round trip, per second of it: the unread allowance
 # grows by this times the round-trip time (1 ms: 1 MB more), so only a LAN or
 # loopback connection is held to little more than PARAMIKO_UNREAD
 BYTES_PER_RTT_SECOND = 1_000_000_000
-# struct tcp_info (linux/tcp.h): tcpi_min_rtt, the least round trip seen (microseconds), at
-# byte 148; not tcpi_rtt, the smoothed one, which on a busy machine holds the time the
-# daemon took to answer during the handshake (milliseconds, even on loopback)
-_TCP_INFO_MIN_RTT = struct.Struct("=148xL")
-
-
-def round_trip(sock) -> float | None:
-    """The least round-trip time the kernel has seen on a TCP socket, in seconds, or None."""
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_MIN_RTT.size)
-        (microseconds,) = _TCP_INFO_MIN_RTT.unpack(info)
-    except (OSError, AttributeError, struct.error):
-        return None
-    return microseconds / 1_000_000
 
 
 def unread_allowance(version: bytes, window: int, rtt: float | None) -> int | None:

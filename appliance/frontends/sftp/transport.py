@@ -33,7 +33,8 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
-from .compat import round_trip, unread_allowance
+from ..tcp_state import least_round_trip
+from .compat import unread_allowance
 from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
 from .twisted_private import (
     connection_log,
@@ -523,7 +524,7 @@ class BufferedChannel(channel.SSHChannel):
         transport = self.conn.transport
         handle = transport.transport.getHandle() if transport.transport is not None else None
         allowance = unread_allowance(
-            transport.otherVersionString or b"", self.remoteWindowLeft, round_trip(handle) if handle else None
+            transport.otherVersionString or b"", self.remoteWindowLeft, least_round_trip(handle) if handle else None
         )
         if allowance is not None:
             self._held_back = self.remoteWindowLeft - allowance
