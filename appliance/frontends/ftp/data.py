@@ -138,7 +138,6 @@ class DataConnections:
                         or "The data connection broke before the upload finished."
                     )
                 await consumer.drained()
-                await upload.sync()
                 # A killed client closes both connections at once, and the data side may
                 # look clean: commit only if the control connection is still open. Its
                 # state is asked of the kernel, which has the client's FIN or reset by now
@@ -146,7 +145,7 @@ class DataConnections:
                 # reactor, which may deliver that end a turn or a few ms after this one.
                 if self._lost or peer_has_closed(self._control_socket):
                     return None
-                await upload.close()
+                await upload.close()  # the fsync, the rename and the folder's fsync: one trip
                 committed = True
             finally:
                 self._end(transfer)
