@@ -456,27 +456,11 @@ class Transfer:
 # -- files open for transfer -----------------------------------------------------------
 
 
-class MemoryReader:
-    """A Reader over bytes already in memory (a directory listing)."""
-
-    socket_sender = None  # no socket fast path: sent through the reactor
-
-    def __init__(self, data: bytes):
-        self._data = data
-        self.size = len(data)
-
-    async def read(self, offset: int, length: int) -> bytes:
-        return self._data[offset : offset + length]
-
-    async def close(self) -> None:
-        self._data = b""
-
-
 @implementer(ftp.IReadFile, IPushProducer)
 class ReadFile:
     """A file (core Reader) sent to a consumer in large chunks, paced by the consumer."""
 
-    def __init__(self, reader: Reader | MemoryReader):
+    def __init__(self, reader: Reader):  # or a listing (listing.ListingReader)
         self.reader = reader
         self.size = reader.size
         self.sent = 0

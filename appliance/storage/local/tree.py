@@ -249,15 +249,19 @@ class Tree:
             fd = self.open_dir(location)
         try:
             entries = []
+            add, lstat, is_file = entries.append, os.stat, stat.S_ISREG
             for name in names:
                 try:
-                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    st = lstat(name, dir_fd=fd, follow_symlinks=False)
                 except OSError:
                     continue
-                if stat.S_ISLNK(st.st_mode):
-                    entries.append(self._link_entry(parts, name, st))
+                mode = st.st_mode
+                if is_file(mode):  # most entries: entry_from_stat's answer, made here
+                    add(Entry(name, "file", st.st_size, st.st_mtime, st.st_atime, mode & 0o170777))
+                elif stat.S_ISLNK(mode):
+                    add(self._link_entry(parts, name, st))
                 else:
-                    entries.append(entry_from_stat(name, st))
+                    add(entry_from_stat(name, st))
             return entries
         finally:
             os.close(fd)
