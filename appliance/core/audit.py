@@ -34,6 +34,8 @@ def human_bytes(count: int) -> str:
 
 def clean(text: str) -> str:
     """Make a value safe inside a one-line log sentence (no CR/LF or controls)."""
+    if text.isprintable():  # nearly every value: no new string
+        return text
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 

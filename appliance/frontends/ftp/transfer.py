@@ -8,6 +8,7 @@ and Writer, which do their disk work on the work pool.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 
@@ -32,6 +33,7 @@ CHUNK = 256 * 1024  # bytes per read handed to a data connection
 SOCKET_CHUNK = 256 * 1024  # bytes per recv() on a data connection, and buffered before a download pauses
 
 
+@functools.lru_cache(maxsize=1024)  # asked several times per transfer, of the same few addresses
 def plain_host(host: str) -> str:
     """An address as text, IPv4-mapped IPv6 addresses as plain IPv4."""
     try:
