@@ -278,6 +278,52 @@ def test_passive_connection_from_another_address_is_refused(daemon, user, ftp):
     assert "refused an FTP data connection from 127.0.0.2" in daemon.output()
 
 
+def refused(port: int) -> bool:
+    """A connection to `port` gets nothing: refused, or closed (or reset) at once."""
+    try:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+    except ConnectionRefusedError:
+        return True
+    try:
+        return conn.recv(100) == b""
+    except ConnectionResetError:
+        return True
+    finally:
+        conn.close()
+
+
+def test_the_passive_port_is_announced_again_and_closed_when_unused(daemon, user):
+    """A session's next PASV or EPSV right after a transfer announces the same port
+    (not a new listening socket per file); between set-ups the port takes no
+    connection, and it closes once the session has not used it for a while, or ends."""
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login(user, PASSWORD)
+        _, port = ftp.pasv()
+        for _ in range(3):
+            conn = ftp.data(port)
+            assert ftp.cmd("RETR hello.txt")[0] == 150
+            assert read_all(conn) == b"hello world\n"
+            assert ftp.reply()[0] == 226
+            assert refused(port)  # no set-up waits for a connection
+            assert ftp.epsv() == port
+        conn = ftp.data(port)
+        assert ftp.cmd("RETR hello.txt")[0] == 150
+        assert read_all(conn) == b"hello world\n"
+        assert ftp.reply()[0] == 226
+        assert wait_until(lambda: refused(port) and not listening(port))  # unused: closed
+        assert ftp.cmd("NOOP")[0] == 200
+        _, port = ftp.pasv()
+    assert wait_until(lambda: not listening(port))  # the session ended: closed
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
+    except ConnectionRefusedError:
+        return False
+    return True
+
+
 def test_an_over_long_command_line_is_answered_500_and_dropped(daemon, ftp):
     ftp.send(b"NOOP " + b"x" * 20000)
     code, text = ftp.reply()

@@ -95,6 +95,9 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._grace = None  # until the sign-in: the connection closes when it runs out
         self._username = ""  # USER's, for PASS
         self._epsv_all = False  # EPSV ALL: no PASV, PORT or EPRT from now on
+        self._door = None  # data.PassiveDoor: the factory of the passive port, kept between transfers
+        self._door_port = None
+        self._door_timer = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -108,6 +111,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._queue.clear()
         self._abort_transfer("The control connection was lost.")
         self._reset_data()
+        self._close_door()
         self.setTimeout(None)
         if self.shell is not None:
             self.shell.logout()
