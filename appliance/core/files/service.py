@@ -236,7 +236,7 @@ class FileSession:
         self._require("list", virtual(parts))
         if not self.storage.lists_names or self.own.in_folder(parts):
             return EntryBatches.of(sorted(await self.list(path), key=lambda e: e.name))
-        names = sorted(name for name, _ in await self.storage.list_names(parts))
+        names = await self.storage.list_sorted_names(parts)  # sorted off the reactor too
         return EntryBatches(names, lambda chunk: self.storage.list_entries(parts, chunk))
 
     async def list_page(self, path: str, offset: int, limit: int) -> tuple[int, list[Entry]]:

@@ -129,9 +129,19 @@ class Facts:
         are left out."""
         lines = []
         add = lines.append
-        for name, kind, size, mtime, _atime, _mode in entries:
-            if "\r" not in name and "\n" not in name:  # as Listings._listable
-                add(f"{self(kind, size, mtime)} {name}\r\n")
+        kinds, stamps, with_size, with_modify = self._kinds, self._stamps, self._size, self._modify
+        for name, kind, size, mtime, _atime, _mode in entries:  # __call__'s work, inline
+            if "\r" in name or "\n" in name:  # as Listings._listable
+                continue
+            kind_type, perm = kinds.get(kind) or self._of_kind(kind)
+            size_fact = f"size={size};" if with_size and kind == "file" else ""
+            modify = ""
+            if with_modify:
+                second = mtime // 1
+                modify = stamps.get(second)
+                if modify is None:
+                    modify = stamps[second] = f"modify={mdtm(mtime)};"
+            add(f"{kind_type}{size_fact}{modify}{perm} {name}\r\n")
         return "".join(lines).encode("utf-8", "surrogateescape")
 
 
