@@ -34,6 +34,8 @@ def human_bytes(count: int) -> str:
 
 def clean(text: str) -> str:
     """Make a value safe inside a one-line log sentence (no CR/LF or controls)."""
+    if text.isprintable():  # nearly every value: no new string
+        return text
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
@@ -85,17 +87,25 @@ class AuditLog:
         await committed
         if self._metrics is not None:
             self._metrics.observe(entry)
+        # the line made here with one f-string: Twisted formats a format string field by
+        # field with Python's string.Formatter, which cost more than the rest of a small
+        # FTP download's audit on the reactor (the fields stay in the event as well)
+        user, path, message = clean(entry.username), clean(entry.path), clean(entry.message)
+        line = (
+            f"audit org={entry.org_id} user={user} protocol={entry.protocol} action={entry.action} "
+            f"address={entry.remote_address} path={path} bytes={entry.bytes}: {message}"
+        )
         log.info(
-            "audit org={org} user={user} protocol={protocol} action={action} "
-            "address={address} path={path} bytes={bytes}: {message}",
+            "{audit}",
+            audit=line,
             org=entry.org_id,
-            user=clean(entry.username),
+            user=user,
             protocol=entry.protocol,
             action=entry.action,
             address=entry.remote_address,
-            path=clean(entry.path),
+            path=path,
             bytes=entry.bytes,
-            message=clean(entry.message),
+            message=message,
         )
 
     async def _write_rows(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import Invalid, PermissionDenied
 
@@ -19,9 +19,9 @@ MAX_PATH_BYTES = 4096
 ESCAPE = "That path leads outside your home folder."
 
 
-@dataclass(frozen=True)
-class Entry:
-    """What listing and stat report for one file or folder."""
+class Entry(NamedTuple):
+    """What listing and stat report for one file or folder. A named tuple: immutable
+    and made in a third of the time of a frozen dataclass (a listing makes 50,000)."""
 
     name: str
     kind: str  # "file", "dir", "link" (a link that cannot be followed), "other"

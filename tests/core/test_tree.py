@@ -128,6 +128,26 @@ def test_names_with_control_characters_on_the_disk_are_not_listed(tree):
     assert [e.name for e in tree.list(["docs"])] == ["a.txt"]
 
 
+def test_sorted_names_and_their_entries_are_what_list_lists(tree):
+    """A listing sent in batches (the names sorted in one read, then stat'ed a batch at
+    a time) shows what `list` shows: no upload in progress, no name with a control
+    character, links as `list` shows them, in name order."""
+    docs = os.path.join(tree.root, "docs")
+    for name in ["b.txt", "Z.txt", "été.txt", "evil\r\nname.txt", TEMP_PREFIX + "abcd"]:
+        Path(docs, name).write_text(name)
+    os.mkdir(os.path.join(docs, "sub"))
+    os.symlink("a.txt", os.path.join(docs, "link"))
+    os.symlink("/etc/passwd", os.path.join(docs, "out"))
+    names = tree.sorted_names(["docs"])
+    assert names == sorted(e.name for e in tree.list(["docs"]))
+    assert names == ["Z.txt", "a.txt", "b.txt", "link", "out", "sub", "été.txt"]
+
+    def seen(entries):  # all but the access time
+        return [(e.name, e.kind, e.size, e.mtime, e.mode) for e in entries]
+
+    assert seen(tree.entries(["docs"], names)) == seen(sorted(tree.list(["docs"]), key=lambda e: e.name))
+
+
 def test_upload_temp_files_are_hidden_and_swept(tree):
     temp = os.path.join(tree.root, "docs", TEMP_PREFIX + "abcd")
     Path(temp).write_text("partial")

@@ -365,3 +365,27 @@ def test_feat_help_and_the_commands_answered_agree(daemon, user):
             assert command.split()[0] not in listed | named
         assert ftp.cmd("OPTS UTF8 ON")[0] == 200
         assert ftp.cmd("QUIT")[0] == 221
+
+
+def test_listings_of_a_folder_bigger_than_a_batch_are_whole_and_in_order(daemon, user, client):
+    """LIST, MLSD and NLST of a big folder are sent a batch of entries at a time while
+    the next batch is read: every entry comes, once, in name order, with its size."""
+    folder = daemon.home(user) / "many"
+    folder.mkdir(exist_ok=True)
+    names = [f"f{i:05d}-{'é' if i % 7 else 'e'}.txt" for i in range(2_345)]
+    for i, name in enumerate(names):
+        (folder / name).write_bytes(b"x" * (i % 50))
+    (folder / "sub").mkdir(exist_ok=True)
+    expected = sorted([*names, "sub"])
+    sizes = {name: i % 50 for i, name in enumerate(names)}
+    client.cwd("/many")
+    lines: list[str] = []
+    client.retrlines("LIST", lines.append)
+    assert [line.split(None, 8)[-1] for line in lines] == expected
+    assert all(int(line.split()[4]) == sizes[line.split(None, 8)[-1]] for line in lines if line[0] == "-")
+    assert [line[0] for line in lines].count("d") == 1
+    mlsd = list(client.mlsd())
+    assert [name for name, _ in mlsd] == expected
+    assert all(int(facts["size"]) == sizes[name] for name, facts in mlsd if facts["type"] == "file")
+    assert client.nlst() == expected
+    assert client.nlst("f0000*") == [name for name in expected if name.startswith("f0000")]

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from appliance.core.files import Entry
 from appliance.errors import (
     AlreadyExists,
     AuthenticationFailed,
@@ -24,6 +25,7 @@ from appliance.errors import (
     Unavailable,
 )
 from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
+from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mlst_facts
 from appliance.frontends.ftp.protocol import ls_line, quote_path
 
 from ..helpers import ADMIN_PASSWORD
@@ -96,6 +98,37 @@ def test_list_lines_look_like_ls_and_quotes_are_doubled():
     old = ls_line("d", "dir", 0, 0o040750, 1_500_000_000, 1_700_000_000)
     assert old.startswith(b"drwxr-x---") and b" 2017 d" in old
     assert quote_path('/a "b"') == '"/a ""b"""'
+
+
+def test_batch_formats_make_the_lines_one_entry_at_a_time_would():
+    """LsLines and Facts.lines (a listing a batch at a time, with what lines share made
+    once) give each line as ls_line and Facts give it alone, byte for byte."""
+    now = 1_700_000_000.5
+    entries = [
+        Entry("café.csv", "file", 1234, now - 60.5, 0.0, 0o100640),
+        Entry("same-second", "file", 1, now - 60.2, 0.0, 0o100640),
+        Entry("old", "dir", 0, 1_500_000_000.0, 0.0, 0o040750),
+        Entry("edge-recent", "file", 5, now - SIX_MONTHS + 0.3, 0.0, 0o100600),  # one second,
+        Entry("edge-old", "file", 5, now - SIX_MONTHS - 0.3, 0.0, 0o100600),  # two dates
+        Entry("before-1970", "file", 7, -1.5, 0.0, 0o100644),
+        Entry("before-1970-too", "file", 7, -1.0, 0.0, 0o100644),
+        Entry("future", "file", 5, now + SIX_MONTHS + 10, 0.0, 0o100600),
+        Entry("link", "link", 0, now, 0.0, 0o120777),
+        Entry("fifo", "other", 0, now, 0.0, 0o010644),
+        Entry("bad\udce9name", "file", 7, now, 0.0, 0o100644),
+        Entry("cr\rname", "file", 7, now, 0.0, 0o100644),
+    ]
+    listable = [e for e in entries if "\r" not in e.name]
+    expected = b"".join(ls_line(e.name, e.kind, e.size, e.mode, e.mtime, now) + b"\r\n" for e in listable)
+    assert LsLines(now)(entries) == expected
+    assert LsLines(now)(entries[:4]) + LsLines(now)(entries[4:]) == expected
+    perms = frozenset({"list", "download", "delete"})
+    facts = Facts(perms, MLST_FACTS)
+    expected = b"".join(
+        f"{mlst_facts(e.kind, e.size, e.mtime, perms, MLST_FACTS)} {e.name}\r\n".encode("utf-8", "surrogateescape")
+        for e in listable
+    )
+    assert facts.lines(entries) == expected
 
 
 # -- greeting, features, simple commands ---------------------------------------------------
@@ -243,6 +276,52 @@ def test_passive_connection_from_another_address_is_refused(daemon, user, ftp):
     assert read_all(conn) == b"hello world\n"
     assert ftp.reply()[0] == 226
     assert "refused an FTP data connection from 127.0.0.2" in daemon.output()
+
+
+def refused(port: int) -> bool:
+    """A connection to `port` gets nothing: refused, or closed (or reset) at once."""
+    try:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+    except ConnectionRefusedError:
+        return True
+    try:
+        return conn.recv(100) == b""
+    except ConnectionResetError:
+        return True
+    finally:
+        conn.close()
+
+
+def test_the_passive_port_is_announced_again_and_closed_when_unused(daemon, user):
+    """A session's next PASV or EPSV right after a transfer announces the same port
+    (not a new listening socket per file); between set-ups the port takes no
+    connection, and it closes once the session has not used it for a while, or ends."""
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login(user, PASSWORD)
+        _, port = ftp.pasv()
+        for _ in range(3):
+            conn = ftp.data(port)
+            assert ftp.cmd("RETR hello.txt")[0] == 150
+            assert read_all(conn) == b"hello world\n"
+            assert ftp.reply()[0] == 226
+            assert refused(port)  # no set-up waits for a connection
+            assert ftp.epsv() == port
+        conn = ftp.data(port)
+        assert ftp.cmd("RETR hello.txt")[0] == 150
+        assert read_all(conn) == b"hello world\n"
+        assert ftp.reply()[0] == 226
+        assert wait_until(lambda: refused(port) and not listening(port))  # unused: closed
+        assert ftp.cmd("NOOP")[0] == 200
+        _, port = ftp.pasv()
+    assert wait_until(lambda: not listening(port))  # the session ended: closed
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
+    except ConnectionRefusedError:
+        return False
+    return True
 
 
 def test_an_over_long_command_line_is_answered_500_and_dropped(daemon, ftp):

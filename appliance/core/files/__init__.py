@@ -3,10 +3,12 @@
 from ...storage.interface import SpaceInfo
 from ...storage.local.socket_send import SocketError
 from ...storage.paths import TEMP_PREFIX, Entry, split_path, virtual
+from .batches import EntryBatches
 from .service import FileSession, FilesService, Reader, Writer
 
 __all__ = [
     "Entry",
+    "EntryBatches",
     "FileSession",
     "FilesService",
     "Reader",

@@ -25,6 +25,7 @@ from ...storage.sftp.backend import SftpHomes
 from ...threads import Threads
 from ..audit import PROTOCOL_NAMES, AuditLog, clean
 from ..auth import Account
+from .batches import EntryBatches
 from .own import OwnUploads
 from .quota import Limits, QuotaTracker
 
@@ -226,6 +227,17 @@ class FileSession:
         for entry in self.own.in_folder(parts):  # this session's uploads in progress, as stat shows them
             entries[entry.name] = entry
         return list(entries.values())
+
+    async def list_in_order(self, path: str) -> EntryBatches:
+        """The entries of the folder at `path` sorted by name, in batches (a client's
+        listing): a backend that can (`lists_names`) reads the names in one pass, then
+        stats them a batch at a time while the caller sends the batch before."""
+        parts = split_path(path)
+        self._require("list", virtual(parts))
+        if not self.storage.lists_names or self.own.in_folder(parts):
+            return EntryBatches.of(sorted(await self.list(path), key=lambda e: e.name))
+        names = await self.storage.list_sorted_names(parts)  # sorted off the reactor too
+        return EntryBatches(names, lambda chunk: self.storage.list_entries(parts, chunk))
 
     async def list_page(self, path: str, offset: int, limit: int) -> tuple[int, list[Entry]]:
         """(how many entries, the entries from `offset` on, at most `limit`) of the folder

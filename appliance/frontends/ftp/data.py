@@ -17,7 +17,7 @@ import contextlib
 import ipaddress
 import random
 
-from twisted.internet import defer, error
+from twisted.internet import defer, error, protocol
 from twisted.internet.interfaces import IConnector, IListeningPort
 from twisted.logger import Logger
 from twisted.protocols import ftp
@@ -31,10 +31,27 @@ log = Logger()
 
 DATA_CONNECT_TIMEOUT = 30  # seconds for a data connection to be made
 FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
+PASSIVE_LINGER = 5.0  # seconds a passive port stays open after its transfer for the next PASV/EPSV
 CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before the connection is dropped
 # A REST holds for the transfer right after it; only these may come between (clients
 # set up the data connection before or after REST). Any other command forgets it.
 KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
+
+
+class PassiveDoor(protocol.ServerFactory):
+    """The factory of a session's passive port: it hands each connection to the data
+    connection set-up of the moment (a DataChannelFactory), or refuses it when none
+    waits. The port outlives one set-up: the session's next PASV or EPSV within
+    PASSIVE_LINGER seconds announces it again, instead of opening and closing a port
+    per file (a listening socket, its epoll registration and Twisted's log lines)."""
+
+    noisy = False
+
+    def __init__(self):
+        self.current = None  # the DataChannelFactory waiting for its connection, or None
+
+    def buildProtocol(self, addr):
+        return self.current.buildProtocol(addr) if self.current is not None else None
 
 
 def _stop_listening(port) -> None:
@@ -47,6 +64,7 @@ class DataConnections:
     """The data connection set-up and the transfers for FTPSession.
 
     State: `dtpFactory`, `dtpPort`, `dtpInstance` (ftp.FTP's names for the set-up),
+    `_door`, `_door_port`, `_door_timer` (the passive port kept for the next PASV/EPSV),
     `_rest` (REST's offset), `_transfer` (the running Transfer), `_aborted` (an ABOR
     came during it) and `_epsv_all` (EPSV ALL was sent).
     """
@@ -244,7 +262,10 @@ class DataConnections:
         """Forget the data connection set-up (listening port, connector, channel)."""
         factory, port, channel = self.dtpFactory, self.dtpPort, self.dtpInstance
         self.dtpFactory = self.dtpPort = self.dtpInstance = None
-        if IListeningPort.providedBy(port):
+        if port is not None and port is self._door_port:
+            self._door.current = None  # connections are refused until the next PASV/EPSV
+            self._close_door_later()
+        elif IListeningPort.providedBy(port):
             # a tick later: at shutdown the reactor is closing every port itself meanwhile,
             # and a Twisted Port closed twice in one tick fails (a traceback in the log)
             self.clock.callLater(0, _stop_listening, port)
@@ -270,10 +291,31 @@ class DataConnections:
     def _passive(self) -> int:
         self._reset_data()
         factory = DataChannelFactory(self, self._peer_host(), self.clock)
-        # On the control connection's own address: never on every interface.
-        port = self.getDTPPort(factory, interface=self._local_host())
-        self.dtpFactory, self.dtpPort = factory, port
-        return port.getHost().port
+        if self._door_port is None:
+            # On the control connection's own address: never on every interface.
+            self._door = PassiveDoor()
+            self._door_port = self.getDTPPort(self._door, interface=self._local_host())
+        elif self._door_timer is not None:
+            self._door_timer.cancel()
+            self._door_timer = None
+        self._door.current = factory
+        self.dtpFactory, self.dtpPort = factory, self._door_port
+        return self._door_port.getHost().port
+
+    def _close_door_later(self) -> None:
+        if self._door_timer is None:
+            self._door_timer = self.clock.callLater(PASSIVE_LINGER, self._close_door)
+
+    def _close_door(self) -> None:
+        """Close the session's passive port (its linger ran out, or the session ended)."""
+        port, self._door_port = self._door_port, None
+        if self._door_timer is not None and self._door_timer.active():
+            self._door_timer.cancel()
+        self._door_timer = None
+        if port is not None:
+            self._door.current = None
+            # a tick later: at shutdown the reactor is closing every port itself meanwhile
+            self.clock.callLater(0, _stop_listening, port)
 
     def _local_family(self) -> int:
         host = self._local_host()

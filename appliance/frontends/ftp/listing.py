@@ -8,9 +8,9 @@ import re
 import stat
 import time
 
+from ...core.files import Entry, EntryBatches
 from ...errors import NotFound
-from .shell import LISTING_KEYS
-from .transfer import MemoryReader, ReadFile
+from .transfer import ReadFile
 
 GLOB = re.compile(r"[*?\[]")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -50,6 +50,44 @@ def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float
     return head.encode("ascii") + wire_name(name)
 
 
+class LsLines:
+    """`ls -l` lines for one listing, a batch of entries at a time, each as ls_line
+    makes it and ending with CRLF: what many lines share (a mode's letters, a
+    second's date) is made once. Names with CR or LF are left out."""
+
+    def __init__(self, now: float):
+        self._now = now
+        self._modes: dict[int, str] = {}
+        self._recent: dict[float, str] = {}  # a second's "Mon dd HH:MM", within six months of now
+        self._old: dict[float, str] = {}  # a second's "Mon dd  yyyy"
+
+    def _date(self, mtime: float, recent: bool) -> str:
+        t = time.gmtime(mtime)
+        when = f"{t.tm_hour:02d}:{t.tm_min:02d}" if recent else f"{t.tm_year:5d}"
+        return f"{MONTHS[t.tm_mon - 1]} {t.tm_mday:2d} {when}"
+
+    def __call__(self, entries: list[Entry]) -> bytes:
+        now, modes, recent_dates, old_dates = self._now, self._modes, self._recent, self._old
+        lines = []
+        add = lines.append
+        for name, kind, size, mtime, _atime, mode in entries:
+            if "\r" in name or "\n" in name:  # as Listings._listable
+                continue
+            if kind == "link":
+                mode = stat.S_IFLNK | 0o777
+            letters = modes.get(mode)
+            if letters is None:
+                letters = modes[mode] = stat.filemode(mode)
+            recent = abs(now - mtime) < SIX_MONTHS
+            dates = recent_dates if recent else old_dates
+            second = mtime // 1  # gmtime rounds down
+            date = dates.get(second)
+            if date is None:
+                date = dates[second] = self._date(mtime, recent)
+            add(f"{letters}   1 ftp      ftp      {size:>13d} {date} {name}\r\n")
+        return "".join(lines).encode("utf-8", "surrogateescape")
+
+
 class Facts:
     """Makes the facts part of MLSD/MLST lines (RFC 3659), ending with ';', for one
     listing: what is the same for many lines (a kind's type and perm facts, a second's
@@ -61,7 +99,7 @@ class Facts:
         self._size = "size" in facts
         self._modify = "modify" in facts
         self._kinds: dict[str, tuple[str, str]] = {}
-        self._stamps: dict[int, str] = {}
+        self._stamps: dict[float, str] = {}
 
     def _of_kind(self, kind: str) -> tuple[str, str]:
         """The type fact and the perm fact of a kind (each "" when not asked for)."""
@@ -80,11 +118,31 @@ class Facts:
         size_fact = f"size={size};" if self._size and kind == "file" else ""
         modify = ""
         if self._modify:
-            second = int(mtime)
+            second = mtime // 1  # gmtime rounds down (int() would not, before 1970)
             modify = self._stamps.get(second)
             if modify is None:
                 modify = self._stamps[second] = f"modify={mdtm(mtime)};"
         return kind_type + size_fact + modify + perm
+
+    def lines(self, entries: list[Entry]) -> bytes:
+        """MLSD lines for a batch of entries, each ending with CRLF; names with CR or LF
+        are left out."""
+        lines = []
+        add = lines.append
+        kinds, stamps, with_size, with_modify = self._kinds, self._stamps, self._size, self._modify
+        for name, kind, size, mtime, _atime, _mode in entries:  # __call__'s work, inline
+            if "\r" in name or "\n" in name:  # as Listings._listable
+                continue
+            kind_type, perm = kinds.get(kind) or self._of_kind(kind)
+            size_fact = f"size={size};" if with_size and kind == "file" else ""
+            modify = ""
+            if with_modify:
+                second = mtime // 1
+                modify = stamps.get(second)
+                if modify is None:
+                    modify = stamps[second] = f"modify={mdtm(mtime)};"
+            add(f"{kind_type}{size_fact}{modify}{perm} {name}\r\n")
+        return "".join(lines).encode("utf-8", "surrogateescape")
 
 
 def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts) -> str:
@@ -105,25 +163,29 @@ class Listings:
             _, _, arg = arg.partition(" ")
         return arg
 
-    async def _entries(self, arg: str, glob_ok: bool = True):
-        """(what, [(name, kind, size, mode, mtime)]) for a LIST/NLST/MLSD argument; what
-        the argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
-        keys = LISTING_KEYS
+    async def _entries(self, arg: str, glob_ok: bool = True) -> tuple[str, EntryBatches]:
+        """(what, the entries in name order) for a LIST/NLST/MLSD argument; what the
+        argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
         target = self._resolve(arg or self.cwd)
         segments = self._segments(target)
         shell = self.shell  # a lost connection sets self.shell to None while we wait
         try:
-            kind, *rest = await shell.stat(segments, keys[1:])
+            kind, size, mode, mtime = await shell.stat(segments, ("kind", "size", "mode", "modified"))
         except NotFound:
             name = segments[-1] if segments else ""
             if not (glob_ok and GLOB.search(name)):
                 raise
-            listed = await shell.list(segments[:-1], keys)
-            return "glob", [values for _, values in listed if fnmatch.fnmatchcase(values[0], name)]
+            batches = await shell.list_in_order(segments[:-1])
+            matches = []
+            try:
+                while (batch := await batches.next()) is not None:
+                    matches += [entry for entry in batch if fnmatch.fnmatchcase(entry.name, name)]
+            finally:
+                batches.close()
+            return "glob", EntryBatches.of(matches)
         if kind != "dir":
-            return "file", [(arg, kind, *rest)]
-        listed = await shell.list(segments, keys)
-        return "dir", [values for _, values in listed]
+            return "file", EntryBatches.of([Entry(arg, kind, size, mtime, mtime, mode)])
+        return "dir", await shell.list_in_order(segments)
 
     @staticmethod
     def _listable(name: str) -> bool:
@@ -139,12 +201,10 @@ class Listings:
                 kind, size, mode, mtime = await self.shell.stat(
                     self._segments(target), ("kind", "size", "mode", "modified")
                 )
-                entries = [(path or ".", kind, size, mode, mtime)]
+                entries = EntryBatches.of([Entry(path or ".", kind, size, mtime, mtime, mode)])
             else:
                 _, entries = await self._entries(path)
-            now = self.clock.seconds()
-            lines = [ls_line(*entry, now) for entry in sorted(entries) if self._listable(entry[0])]
-            return await self._send_listing(lines)
+            return await self._send_listing(entries, LsLines(self.clock.seconds()))
 
     async def ftp_NLST(self, arg=""):
         self._need_data_setup()
@@ -154,8 +214,11 @@ class Listings:
             # A pattern's matches are paths, as the shell expands them: "sub/*.txt" gives
             # "sub/a.txt", which a client (mget, ftplib) can then RETR from where it is.
             folder = arg.rpartition("/")[0] + "/" if what == "glob" and "/" in arg else ""
-            lines = [wire_name(folder + entry[0]) for entry in sorted(entries) if self._listable(entry[0])]
-            return await self._send_listing(lines)
+
+            def names(batch: list[Entry]) -> bytes:
+                return b"".join(wire_name(folder + e.name) + b"\r\n" for e in batch if self._listable(e.name))
+
+            return await self._send_listing(entries, names)
 
     async def ftp_MLSD(self, arg=""):
         self._need_data_setup()
@@ -163,14 +226,9 @@ class Listings:
             perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":
+                entries.close()
                 return 501, f"{arg} is not a folder."
-            facts = Facts(perms, self._mlst_facts)
-            lines = [
-                f"{facts(kind, size, mtime)} {name}".encode("utf-8", "surrogateescape")
-                for name, kind, size, _mode, mtime in sorted(entries)
-                if "\r" not in name and "\n" not in name  # as _listable
-            ]
-            return await self._send_listing(lines)
+            return await self._send_listing(entries, Facts(perms, self._mlst_facts).lines)
 
     async def ftp_MLST(self, arg=""):
         target = self._resolve(arg or self.cwd)
@@ -180,8 +238,34 @@ class Listings:
         self.reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
         return None
 
-    async def _send_listing(self, lines: list[bytes]):
-        payload = b"".join(line + b"\r\n" for line in lines)
-        self.reply_code(150, "Here comes the listing.")
-        await self._send(ReadFile(MemoryReader(payload)))
+    async def _send_listing(self, entries: EntryBatches, lines):
+        """Send the entries, made into lines by `lines` (a batch of entries -> bytes),
+        each batch as soon as it is read while the next one is read."""
+        try:
+            self.reply_code(150, "Here comes the listing.")
+            await self._send(ReadFile(ListingReader(entries, lines)))
+        finally:
+            entries.close()
         return 226, "Listing sent."
+
+
+class ListingReader:
+    """A Reader (for transfer.ReadFile) of a listing made as it is sent: each read
+    gives the lines of the next batch of entries (however many bytes that is)."""
+
+    socket_sender = None  # no socket fast path: sent through the reactor
+    size = None  # not known before the end
+
+    def __init__(self, entries: EntryBatches, lines):
+        self._entries = entries
+        self._lines = lines
+
+    async def read(self, offset: int, length: int) -> bytes:
+        while (batch := await self._entries.next()) is not None:
+            data = self._lines(batch)
+            if data:
+                return data
+        return b""
+
+    async def close(self) -> None:
+        self._entries.close()

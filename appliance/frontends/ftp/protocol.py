@@ -18,6 +18,7 @@ error becomes a reply through errors.ftp_reply.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections import deque
@@ -45,8 +46,16 @@ PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "
 IAC = re.compile(rb"\xff[\xf0-\xff]?")
 
 
+@functools.cache  # one per command method: inspect.signature costs ~30 us a command
+def _signature(cls: type, name: str) -> inspect.Signature:
+    """The signature of a command method (with self), to check a command's arguments."""
+    return inspect.signature(getattr(cls, name))
+
+
 def printable(text: str) -> str:
     """Reply text on one line: control characters (CR, LF, ...) replaced."""
+    if text.isprintable():  # nearly every reply: no new string
+        return text
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
@@ -86,6 +95,9 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._grace = None  # until the sign-in: the connection closes when it runs out
         self._username = ""  # USER's, for PASS
         self._epsv_all = False  # EPSV ALL: no PASV, PORT or EPRT from now on
+        self._door = None  # data.PassiveDoor: the factory of the passive port, kept between transfers
+        self._door_port = None
+        self._door_timer = None
 
     # -- connection ------------------------------------------------------------------
 
@@ -99,6 +111,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._queue.clear()
         self._abort_transfer("The control connection was lost.")
         self._reset_data()
+        self._close_door()
         self.setTimeout(None)
         if self.shell is not None:
             self.shell.logout()
@@ -247,7 +260,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         if method is None or not cmd.isalpha():
             return 502, f"Command {cmd[:20]!r} is not implemented."
         try:
-            inspect.signature(method).bind(*params)
+            _signature(type(self), "ftp_" + cmd).bind(self, *params)
         except TypeError:
             return 501, f"{cmd}: wrong number of arguments." if params else f"{cmd} needs an argument."
         return method(*params)

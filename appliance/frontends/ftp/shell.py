@@ -8,18 +8,16 @@ does disk I/O on the reactor and is not confined.
 
 from __future__ import annotations
 
+from twisted.internet import defer
 from twisted.protocols.ftp import IFTPShell
 from zope.interface import implementer
 
-from ...core.files import Entry, FileSession
+from ...core.files import Entry, EntryBatches, FileSession
 from ...errors import Invalid
 from ...threads import as_deferred
 from .transfer import ReadFile, WriteFile
 
 CHANGES = ("upload", "overwrite", "delete", "rename", "mkdir")
-
-
-LISTING_KEYS = ("name", "kind", "size", "mode", "modified")  # listing.Listings' keys
 
 
 def entry_value(entry: Entry, key: str):
@@ -101,8 +99,6 @@ class CoreShell:
 
     async def _list(self, path: str, keys) -> list:
         entries = await self.session.list(path)
-        if tuple(keys) == LISTING_KEYS:  # what our own listings ask for: made without a call per value
-            return [(e.name, (e.name, e.kind, e.size, e.mode, e.mtime)) for e in entries]
         return [(entry.name, tuple(entry_value(entry, key) for key in keys)) for entry in entries]
 
     def openForReading(self, path):
@@ -119,6 +115,10 @@ class CoreShell:
         return WriteFile(await self.session.open_write(path, truncate=not resume))
 
     # -- beyond IFTPShell ---------------------------------------------------------------
+
+    def list_in_order(self, path) -> defer.Deferred[EntryBatches]:
+        """The folder's entries sorted by name, read a batch at a time (LIST, NLST, MLSD)."""
+        return as_deferred(self.session.list_in_order(self.path(path)))
 
     def setModified(self, path, mtime: float):
         return as_deferred(self.session.set_times(self.path(path), mtime, mtime))

@@ -8,6 +8,7 @@ and Writer, which do their disk work on the work pool.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 
@@ -32,6 +33,7 @@ CHUNK = 256 * 1024  # bytes per read handed to a data connection
 SOCKET_CHUNK = 256 * 1024  # bytes per recv() on a data connection, and buffered before a download pauses
 
 
+@functools.lru_cache(maxsize=1024)  # asked several times per transfer, of the same few addresses
 def plain_host(host: str) -> str:
     """An address as text, IPv4-mapped IPv6 addresses as plain IPv4."""
     try:
@@ -456,27 +458,11 @@ class Transfer:
 # -- files open for transfer -----------------------------------------------------------
 
 
-class MemoryReader:
-    """A Reader over bytes already in memory (a directory listing)."""
-
-    socket_sender = None  # no socket fast path: sent through the reactor
-
-    def __init__(self, data: bytes):
-        self._data = data
-        self.size = len(data)
-
-    async def read(self, offset: int, length: int) -> bytes:
-        return self._data[offset : offset + length]
-
-    async def close(self) -> None:
-        self._data = b""
-
-
 @implementer(ftp.IReadFile, IPushProducer)
 class ReadFile:
     """A file (core Reader) sent to a consumer in large chunks, paced by the consumer."""
 
-    def __init__(self, reader: Reader | MemoryReader):
+    def __init__(self, reader: Reader):  # or a listing (listing.ListingReader)
         self.reader = reader
         self.size = reader.size
         self.sent = 0

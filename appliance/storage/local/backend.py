@@ -133,6 +133,9 @@ class LocalStorage:
     async def list_names(self, parts: list[str]) -> list[tuple[str, bool]]:
         return await self._threads.work(self.tree.names, parts)
 
+    async def list_sorted_names(self, parts: list[str]) -> list[str]:
+        return await self._threads.work(self.tree.sorted_names, parts)
+
     async def list_entries(self, parts: list[str], names: list[str]) -> list[Entry]:
         return await self._threads.work(self.tree.entries, parts, names)
 

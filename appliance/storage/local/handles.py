@@ -70,8 +70,10 @@ class Reader:
     """A download of a file on the local disk; it has the socket fast path (sendfile)."""
 
     @property
-    def socket_sender(self) -> Reader:
-        return self
+    def socket_sender(self) -> Reader | None:
+        # a small file read whole when it was opened goes out from memory: one write
+        # costs less than setting up sendfile (and its end-of-file probe) on the reactor
+        return None if self._at_end and self._window_start == 0 else self
 
     def __init__(
         self,
