@@ -270,8 +270,8 @@ class Tree:
                 except OSError:
                     continue
                 mode = st.st_mode
-                if is_file(mode):  # most entries: entry_from_stat's answer, made here
-                    add(Entry(name, "file", st.st_size, st.st_mtime, st.st_atime, mode & 0o170777))
+                if is_file(mode):  # most entries: no second look at the mode
+                    add(entry_from_stat(name, st, "file"))
                 elif stat.S_ISLNK(mode):
                     add(self._link_entry(parts, name, st))
                 else:
