@@ -156,14 +156,16 @@ class DataConnections:
                         or "The data connection broke before the upload finished."
                     )
                 await consumer.drained()
+                await upload.sync()  # the slow part of the commit, before the last look
                 # A killed client closes both connections at once, and the data side may
                 # look clean: commit only if the control connection is still open. Its
                 # state is asked of the kernel, which has the client's FIN or reset by now
-                # (its sockets are closed together, microseconds apart), not of the
-                # reactor, which may deliver that end a turn or a few ms after this one.
+                # (its sockets are closed together, microseconds apart, and the fsync's trip
+                # to the disk thread came between), not of the reactor, which may deliver
+                # that end a turn or a few ms after this one.
                 if self._lost or peer_has_closed(self._control_socket):
                     return None
-                await upload.close()  # the fsync, the rename and the folder's fsync: one trip
+                await upload.close()  # the rename and the folder's fsync
                 committed = True
             finally:
                 self._end(transfer)
