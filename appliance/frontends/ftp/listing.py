@@ -40,20 +40,15 @@ def mdtm(seconds: float) -> str:
     return time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds))
 
 
-def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float) -> bytes:
-    """One `ls -l` line."""
-    if kind == "link":
-        mode = stat.S_IFLNK | 0o777
-    t = time.gmtime(mtime)
-    when = f"{t.tm_hour:02d}:{t.tm_min:02d}" if abs(now - mtime) < SIX_MONTHS else f"{t.tm_year:5d}"
-    head = f"{stat.filemode(mode)}   1 ftp      ftp      {size:>13d} {MONTHS[t.tm_mon - 1]} {t.tm_mday:2d} {when} "
-    return head.encode("ascii") + wire_name(name)
+def listable(name: str) -> bool:
+    """Whether a name can go on a listing's line (CR or LF would split it)."""
+    return "\r" not in name and "\n" not in name
 
 
 class LsLines:
-    """`ls -l` lines for one listing, a batch of entries at a time, each as ls_line
-    makes it and ending with CRLF: what many lines share (a mode's letters, a
-    second's date) is made once. Names with CR or LF are left out."""
+    """`ls -l` lines for one listing, a batch of entries at a time, each ending with
+    CRLF: what many lines share (a mode's letters, a second's date) is made once.
+    Names with CR or LF are left out."""
 
     def __init__(self, now: float):
         self._now = now
@@ -61,31 +56,36 @@ class LsLines:
         self._recent: dict[float, str] = {}  # a second's "Mon dd HH:MM", within six months of now
         self._old: dict[float, str] = {}  # a second's "Mon dd  yyyy"
 
-    def _date(self, mtime: float, recent: bool) -> str:
-        t = time.gmtime(mtime)
-        when = f"{t.tm_hour:02d}:{t.tm_min:02d}" if recent else f"{t.tm_year:5d}"
-        return f"{MONTHS[t.tm_mon - 1]} {t.tm_mday:2d} {when}"
+    def line(self, name: str, kind: str, size: int, mode: int, mtime: float) -> str:
+        """One `ls -l` line, without its CRLF."""
+        if kind == "link":
+            mode = stat.S_IFLNK | 0o777
+        letters = self._modes.get(mode)
+        if letters is None:
+            letters = self._modes[mode] = stat.filemode(mode)
+        recent = abs(self._now - mtime) < SIX_MONTHS
+        dates = self._recent if recent else self._old
+        second = mtime // 1  # gmtime rounds down (int() would not, before 1970)
+        date = dates.get(second)
+        if date is None:
+            t = time.gmtime(mtime)
+            when = f"{t.tm_hour:02d}:{t.tm_min:02d}" if recent else f"{t.tm_year:5d}"
+            date = dates[second] = f"{MONTHS[t.tm_mon - 1]} {t.tm_mday:2d} {when}"
+        return f"{letters}   1 ftp      ftp      {size:>13d} {date} {name}"
 
     def __call__(self, entries: list[Entry]) -> bytes:
-        now, modes, recent_dates, old_dates = self._now, self._modes, self._recent, self._old
-        lines = []
-        add = lines.append
-        for name, kind, size, mtime, _atime, mode in entries:
-            if "\r" in name or "\n" in name:  # as Listings._listable
-                continue
-            if kind == "link":
-                mode = stat.S_IFLNK | 0o777
-            letters = modes.get(mode)
-            if letters is None:
-                letters = modes[mode] = stat.filemode(mode)
-            recent = abs(now - mtime) < SIX_MONTHS
-            dates = recent_dates if recent else old_dates
-            second = mtime // 1  # gmtime rounds down
-            date = dates.get(second)
-            if date is None:
-                date = dates[second] = self._date(mtime, recent)
-            add(f"{letters}   1 ftp      ftp      {size:>13d} {date} {name}\r\n")
-        return "".join(lines).encode("utf-8", "surrogateescape")
+        line = self.line
+        text = "".join(
+            line(name, kind, size, mode, mtime) + "\r\n"
+            for name, kind, size, mtime, _atime, mode in entries
+            if listable(name)
+        )
+        return text.encode("utf-8", "surrogateescape")  # names the disk holds in another encoding: their bytes
+
+
+def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float) -> bytes:
+    """One `ls -l` line, alone."""
+    return LsLines(now).line(name, kind, size, mode, mtime).encode("utf-8", "surrogateescape")
 
 
 class Facts:
@@ -127,22 +127,12 @@ class Facts:
     def lines(self, entries: list[Entry]) -> bytes:
         """MLSD lines for a batch of entries, each ending with CRLF; names with CR or LF
         are left out."""
-        lines = []
-        add = lines.append
-        kinds, stamps, with_size, with_modify = self._kinds, self._stamps, self._size, self._modify
-        for name, kind, size, mtime, _atime, _mode in entries:  # __call__'s work, inline
-            if "\r" in name or "\n" in name:  # as Listings._listable
-                continue
-            kind_type, perm = kinds.get(kind) or self._of_kind(kind)
-            size_fact = f"size={size};" if with_size and kind == "file" else ""
-            modify = ""
-            if with_modify:
-                second = mtime // 1
-                modify = stamps.get(second)
-                if modify is None:
-                    modify = stamps[second] = f"modify={mdtm(mtime)};"
-            add(f"{kind_type}{size_fact}{modify}{perm} {name}\r\n")
-        return "".join(lines).encode("utf-8", "surrogateescape")
+        text = "".join(
+            f"{self(kind, size, mtime)} {name}\r\n"
+            for name, kind, size, mtime, _atime, _mode in entries
+            if listable(name)
+        )
+        return text.encode("utf-8", "surrogateescape")
 
 
 def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts) -> str:
@@ -187,10 +177,6 @@ class Listings:
             return "file", EntryBatches.of([Entry(arg, kind, size, mtime, mtime, mode)])
         return "dir", await shell.list_in_order(segments)
 
-    @staticmethod
-    def _listable(name: str) -> bool:
-        return "\r" not in name and "\n" not in name
-
     async def ftp_LIST(self, arg=""):
         self._need_data_setup()
         async with self._data_command():
@@ -216,7 +202,7 @@ class Listings:
             folder = arg.rpartition("/")[0] + "/" if what == "glob" and "/" in arg else ""
 
             def names(batch: list[Entry]) -> bytes:
-                return b"".join(wire_name(folder + e.name) + b"\r\n" for e in batch if self._listable(e.name))
+                return b"".join(wire_name(folder + e.name) + b"\r\n" for e in batch if listable(e.name))
 
             return await self._send_listing(entries, names)
 
