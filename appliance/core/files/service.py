@@ -234,10 +234,15 @@ class FileSession:
         stats them a batch at a time while the caller sends the batch before."""
         parts = split_path(path)
         self._require("list", virtual(parts))
-        if not self.storage.lists_names or self.own.in_folder(parts):
+        if not self._listed_by_name(parts):
             return EntryBatches.of(sorted(await self.list(path), key=lambda e: e.name))
         names = await self.storage.list_sorted_names(parts)  # sorted off the reactor too
         return EntryBatches(names, lambda chunk: self.storage.list_entries(parts, chunk))
+
+    def _listed_by_name(self, parts: list[str]) -> bool:
+        """Whether a listing of the folder may read its names first and stat only those it
+        sends: the backend can, and no upload of this session in the folder must show."""
+        return self.storage.lists_names and not self.own.in_folder(parts)
 
     async def list_page(self, path: str, offset: int, limit: int) -> tuple[int, list[Entry]]:
         """(how many entries, the entries from `offset` on, at most `limit`) of the folder
@@ -246,7 +251,7 @@ class FileSession:
         50,000 files costs one pass over its names."""
         parts = split_path(path)
         self._require("list", virtual(parts))
-        if not self.storage.lists_names or self.own.in_folder(parts):
+        if not self._listed_by_name(parts):
             entries = sorted(await self.list(path), key=lambda e: (not e.is_dir, e.name.lower(), e.name))
             return len(entries), entries[offset : offset + limit]
         names = await self.storage.list_names(parts)

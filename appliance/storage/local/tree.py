@@ -191,9 +191,7 @@ class Tree:
             with os.scandir(fd) as it:
                 for item in it:
                     name = item.name
-                    if name.startswith(TEMP_PREFIX) or has_control(name):
-                        # a control character (put on the disk some other way) would forge lines in
-                        # a client's listing, and such a name cannot be addressed: not listed
+                    if unlisted(name):
                         continue
                     try:
                         st = item.stat(follow_symlinks=False)
@@ -237,9 +235,8 @@ class Tree:
                     continue
         finally:
             os.close(fd)
-        hidden = "/".join(name for name, _ in found)  # no name holds a "/": one search for them all
-        if TEMP_PREFIX in hidden or has_control(hidden):  # as in `list`
-            found = [(n, d) for n, d in found if not n.startswith(TEMP_PREFIX) and not has_control(n)]
+        if any_unlisted(name for name, _ in found):
+            found = [(n, d) for n, d in found if not unlisted(n)]
         return found
 
     def sorted_names(self, parts: list[str]) -> list[str]:
@@ -250,9 +247,8 @@ class Tree:
             names = os.listdir(fd)
         finally:
             os.close(fd)
-        hidden = "/".join(names)  # no name holds a "/": one search for them all
-        if TEMP_PREFIX in hidden or has_control(hidden):  # as in `list`
-            names = [n for n in names if not n.startswith(TEMP_PREFIX) and not has_control(n)]
+        if any_unlisted(names):
+            names = [n for n in names if not unlisted(n)]
         names.sort()
         return names
 
@@ -301,6 +297,20 @@ class Tree:
     def usage(self) -> tuple[int, int]:
         """Bytes and files under the root (links not followed, uploads in progress not counted)."""
         return folder_usage([self.root])
+
+
+def unlisted(name: str) -> bool:
+    """A name no listing shows: an upload in progress, or a name with a control character
+    (put on the disk some other way: it would forge lines in a client's listing, and it
+    cannot be addressed)."""
+    return name.startswith(TEMP_PREFIX) or has_control(name)
+
+
+def any_unlisted(names) -> bool:
+    """Whether any of `names` is unlisted: one search over them all (no name holds a
+    "/"), so a folder with none is not filtered name by name."""
+    joined = "/".join(names)
+    return TEMP_PREFIX in joined or has_control(joined)
 
 
 def sweep_uploads(root: str) -> int:
