@@ -36,10 +36,11 @@ def least_round_trip(sock) -> float | None:
 
 
 def peer_has_closed(sock) -> bool:
-    """True when the peer has closed (FIN) or reset the connection, or the socket is gone;
-    False while the peer's side is open, or where the kernel cannot tell (not TCP)."""
+    """True when the peer has closed (FIN) or reset the connection, or our socket is
+    closed; False while the peer's side is open, or where nothing can tell (no socket,
+    not TCP): the caller then knows only what its reactor has seen."""
     if sock is None:
-        return True
+        return False
     try:
         if sock.fileno() < 0:
             return True
