@@ -187,12 +187,7 @@ def _not_port_chatter(event):
 def _log_observer(stream):
     """One line per event at info and above; the protocol libraries' per-connection
     chatter only from warnings up, and none of Twisted's port openings and closings."""
-    from twisted.logger import (
-        FilteringLogObserver,
-        LogLevel,
-        LogLevelFilterPredicate,
-        textFileLogObserver,
-    )
+    from twisted.logger import LogLevel, LogLevelFilterPredicate
 
     from .frontends.sftp import LIBRARY_LOG_NAMESPACES
 
@@ -200,7 +195,83 @@ def _log_observer(stream):
     quiet = ("twisted.conch", "twisted.internet.protocol", "twisted.web.server", "twisted.protocols.ftp")
     for namespace in quiet + LIBRARY_LOG_NAMESPACES:
         levels.setLogLevelForNamespace(namespace, LogLevel.warn)
-    return FilteringLogObserver(textFileLogObserver(stream), [levels, _not_port_chatter])
+    return _LineObserver(stream, [levels, _not_port_chatter])
+
+
+# a format that is one whole field ("{audit}"): the line is that field's text
+_ONE_FIELD = re.compile(r"\{(\w+)\}")
+
+
+class _LineObserver:
+    """The lines Twisted's `textFileLogObserver` writes ("TIME [namespace#level] text"),
+    behind filtering predicates, made with less Python for the lines the daemon writes
+    per transferred file (one audit line each, made whole by core/audit.py): their
+    format is one field, written as it is, and the timestamp is made once a second.
+    Every other event is formatted by Twisted's own formatter."""
+
+    def __init__(self, stream, predicates):
+        from twisted.logger import PredicateResult
+
+        self._stream = stream
+        self._predicates = predicates
+        self._no = PredicateResult.no
+        self._yes = PredicateResult.yes
+        self._second: int | None = None
+        self._stamp = "-"
+        self._fields: dict[str, str | None] = {}  # format -> its one field, or None
+
+    def _time(self, when: float | None) -> str:
+        from twisted.logger import formatTime
+
+        if when is None:
+            return "-"
+        second = int(when // 1)
+        if second != self._second:
+            self._second, self._stamp = second, formatTime(second)
+        return self._stamp
+
+    def _wanted(self, event) -> bool:
+        for predicate in self._predicates:
+            said = predicate(event)
+            if said is self._no:
+                return False
+            if said is self._yes:
+                return True
+        return True
+
+    def __call__(self, event) -> None:
+        if not self._wanted(event):
+            return
+        text = self._plain(event)
+        if text is None:
+            from twisted.logger import formatEventAsClassicLogText
+
+            text = formatEventAsClassicLogText(event, formatTime=self._time)
+            if not text:
+                return
+        self._stream.write(text)
+        self._stream.flush()
+
+    def _plain(self, event) -> str | None:
+        """The line of an event whose format is one whole field holding text, without
+        a traceback to add; None for any other (Twisted formats those)."""
+        form = event.get("log_format")
+        if not isinstance(form, str) or "log_failure" in event:
+            return None
+        field = self._fields.get(form, "")
+        if field == "":
+            match = _ONE_FIELD.fullmatch(form)
+            field = self._fields[form] = match.group(1) if match else None
+        value = event.get(field) if field else None
+        if not isinstance(value, str) or not value:
+            return None
+        system = event.get("log_system")
+        if system is None:
+            level = event.get("log_level")
+            system = f"{event.get('log_namespace', '-')}#{level.name if level is not None else '-'}"
+        elif not isinstance(system, str):
+            return None
+        return f"{self._time(event.get('log_time'))} [{system}] {value.replace(chr(10), chr(10) + chr(9))}\n"
 
 
 def cmd_serve(args) -> int:

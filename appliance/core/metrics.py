@@ -56,12 +56,19 @@ class Metrics:
         )
         if connections is not None:
             self.registry.register(_Sessions(connections))
+        # (protocol, direction) -> its two counters: `labels` looks them up by a lock and a
+        # tuple of strings, once per transferred file otherwise
+        self._transfer_counters: dict[tuple[str, str], tuple] = {}
 
     def observe(self, entry: LogEntry) -> None:
         """Count an audit entry (called by the audit log for every row it writes)."""
         if entry.action in ("upload", "download"):
-            self.transfers.labels(entry.protocol, entry.action).inc()
-            self.bytes.labels(entry.protocol, entry.action).inc(entry.bytes or 0)
+            key = (entry.protocol, entry.action)
+            counters = self._transfer_counters.get(key)
+            if counters is None:
+                counters = self._transfer_counters[key] = (self.transfers.labels(*key), self.bytes.labels(*key))
+            counters[0].inc()
+            counters[1].inc(entry.bytes or 0)
         elif entry.action == "login":
             self.logins.labels(entry.protocol).inc()
         elif entry.action == "login_failed":

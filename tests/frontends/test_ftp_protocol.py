@@ -331,6 +331,15 @@ def test_an_over_long_command_line_is_answered_500_and_dropped(daemon, ftp):
     assert ftp.closed()
 
 
+def test_a_command_without_its_argument_or_with_one_too_many_is_refused_501(daemon, ftp):
+    assert ftp.cmd("SIZE") == (501, "SIZE needs an argument.")
+    assert ftp.cmd("DELE")[0] == 501
+    assert ftp.cmd("PWD extra") == (501, "PWD: wrong number of arguments.")
+    assert ftp.cmd("CDUP now")[0] == 501
+    assert ftp.cmd("SIZE hello.txt") == (213, "12")  # the session goes on
+    assert ftp.cmd("LIST")[0] == 425  # an optional argument may be left out (no data connection yet)
+
+
 def test_invalid_utf8_is_refused(daemon, ftp):
     assert ftp.cmd(b"SIZE caf\xe9")[0] == 501
     assert ftp.cmd("NOOP")[0] == 200
