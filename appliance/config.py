@@ -28,6 +28,7 @@ class ServerSettings:
     allow_signup: bool = False  # may new organisations register themselves
     trial_days: int = 14  # length of a new organisation's trial
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
+    pin_reactor: bool = True  # keep the reactor, database and short disk work on one CPU (bulk work uses all)
 
 
 @dataclass

@@ -195,7 +195,7 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     ):
         for description in descriptions:
             planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))
-    core = build_core(settings, reactor, hold_data_dir=True)
+    core = build_core(settings, reactor, hold_data_dir=True, pin=settings.server.pin_reactor)
     daemon = ApplianceService(core)
     services = core.services()  # what the front ends see: no store, no thread pools, no data dir
     factories = {}

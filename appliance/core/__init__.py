@@ -103,7 +103,11 @@ class Core(Services):
 
 
 def build_core(
-    settings: Settings, reactor, hold_data_dir: bool = False, destinations: Destinations | None = None
+    settings: Settings,
+    reactor,
+    hold_data_dir: bool = False,
+    destinations: Destinations | None = None,
+    pin: bool = False,
 ) -> Core:
     """Prepare the data dir, open and migrate the database, wire the services.
 
@@ -111,12 +115,14 @@ def build_core(
     The daemon holds the data dir (`hold_data_dir`) before touching the database,
     so a second daemon can neither serve nor migrate it. `destinations` checks where
     outbound connections go (a stand-in resolver in tests; the system's by default).
+    `pin`: keep the calling thread (the daemon's reactor) and the short-work threads on
+    one CPU (threads.py); the daemon asks for it, a core built in a test process not.
     """
     data_dir = DataDir(settings.data_path)
     data_dir.prepare(settings.server.public_hostname)
     if hold_data_dir:
         data_dir.lock()
-    threads = Threads(reactor)
+    threads = Threads(reactor, pin=pin)
     threads.start()
     try:
         return _wire(settings, reactor, data_dir, threads, destinations or Destinations())

@@ -104,7 +104,7 @@ class OrganisationSettings:
         """Check the file by its bytes (PNG, JPEG, or SVG rewritten to a safe subset),
         store it under its hash, point branding_logo at it and drop the previous one."""
         self._own(account, org_id, admin=True)
-        logo = await self._threads.work(images.logo, data)
+        logo = await self._threads.bulk(images.logo, data)
         name = f"{hashlib.sha256(logo.data).hexdigest()[:32]}.{logo.extension}"
         await self._threads.work(_write_atomically, self._path(org_id, name), logo.data)
         url = LOGO_URL.format(org_id=org_id, name=name)

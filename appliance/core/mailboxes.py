@@ -287,7 +287,7 @@ class MailboxService:
             await self._store.run(mailbox_queries.mark_filed, mailbox.id, [left_key], self._now_iso())
             return
         raw = await connection.fetch(uid)
-        details, found, problem = await self._threads.work(_extract, raw, mailbox.keep)
+        details, found, problem = await self._threads.bulk(_extract, raw, mailbox.keep)
         if problem:
             tally.problems.append(problem)
         message_keys = [key] + ([f"mid:{details.message_id}"] if details.message_id else [])

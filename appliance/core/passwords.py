@@ -122,7 +122,7 @@ class Passwords:
     async def hash(self, password: str) -> str:
         validate(password)
         salt = bcrypt.gensalt(self._rounds)
-        return (await self._threads.work(bcrypt.hashpw, password.encode(), salt)).decode()
+        return (await self._threads.bulk(bcrypt.hashpw, password.encode(), salt)).decode()
 
     async def verify(self, password: str, hashed: str | None, *, scope: str | None = None) -> bool:
         """True if `password` matches; with no hash, spend the same time and say no.
@@ -131,12 +131,12 @@ class Passwords:
         and a repeat of it within the cache's lifetime costs no bcrypt."""
         candidate = password.encode()[:MAX_BYTES]
         if not hashed:
-            await self._threads.work(self.check, candidate, self._dummy.encode())
+            await self._threads.bulk(self.check, candidate, self._dummy.encode())
             return False
         if scope is not None and self._cache.hit(scope, password, hashed):
             return True
         try:
-            ok = await self._threads.work(self.check, candidate, hashed.encode())
+            ok = await self._threads.bulk(self.check, candidate, hashed.encode())
         except ValueError:  # a corrupt hash in the database: refuse, do not crash
             return False
         if ok and scope is not None:

@@ -118,7 +118,7 @@ class StorageUsage:
             if sources is None:
                 sources = [s for s in await self._store.run(queries.all_sources) if s.org_id == org_id]
             folders = [str(self._files.source_root(s)) for s in sources if s.type == "local"]
-            total, files = await self._threads.work(measure_folders, folders, self._stopping)
+            total, files = await self._threads.bulk(measure_folders, folders, self._stopping)
             measure = Measure(total, files, self._now())
             self._measures[org_id] = measure
         except BaseException:

@@ -15,7 +15,7 @@ class CountingThreads:
     def __init__(self):
         self.calls = 0
 
-    async def work(self, fn, *args):
+    async def bulk(self, fn, *args):
         self.calls += 1
         return fn(*args)
 

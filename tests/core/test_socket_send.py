@@ -77,18 +77,18 @@ def test_a_file_on_a_disk_is_probed_and_one_in_memory_is_not(tmp_path):
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_file_not_in_memory_is_read_in_on_the_work_pool_then_sent(core, tmp_path, monkeypatch):
+async def test_a_file_not_in_memory_is_read_in_on_the_bulk_pool_then_sent(core, tmp_path, monkeypatch):
     fd, data = _file(tmp_path / "cold.bin", 3 * socket_send.WARM_AHEAD + 12345)
     if not _evict(fd):
         pytest.skip("this filesystem keeps the pages in memory")
     warms = []
-    work = core.threads.work
+    bulk = core.threads.bulk
 
     def counted(fn, *args):
         warms.append(args[1] if fn is socket_send.read_in else None)
-        return work(fn, *args)
+        return bulk(fn, *args)
 
-    monkeypatch.setattr(core.threads, "work", counted)
+    monkeypatch.setattr(core.threads, "bulk", counted)
     sender_sock, receiver = _connected_pair()
     thread, got = _reader(sender_sock)
     sender = ReactorSend(core.threads, receiver.fileno(), fd, 100, StopFlag(), lambda: None, "probe")

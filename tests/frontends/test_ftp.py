@@ -136,6 +136,45 @@ def test_lftp_round_trip_of_a_multi_mib_file(daemon, tmp_path):
     assert [r["bytes"] for r in transfers(daemon, "lefty", "download")] == [source.stat().st_size]
 
 
+def test_small_uploads_end_on_the_reactor_and_a_big_one_moves_to_a_transfer_thread(tmp_path):
+    """A file under SPLICE_AFTER is read by the reactor and written with its fsync in one
+    trip to the work pool; past it, the rest goes socket to file by splice(2) on a
+    transfer thread (the pool starts with none: its first thread shows it was used).
+    Either way the file is whole and audited once."""
+    from appliance.frontends.ftp.transfer import SPLICE_AFTER
+
+    from ..core.test_threads import threads_of
+    from ..helpers import daemon_with
+
+    daemon = daemon_with(tmp_path)
+    try:
+        home = profile_on(daemon, "splicer")
+        small = [
+            random_file(tmp_path / f"small-{i}.bin", size) for i, size in enumerate((0, 1, 4096, SPLICE_AFTER - 1))
+        ]
+        big = random_file(tmp_path / "big.bin", 3 * SPLICE_AFTER + 17)
+        lftp(daemon, "splicer", "; ".join(f"put {path} -o {path.name}" for path in small))
+        assert "appliance-xfer" not in {name for name, _ in threads_of(daemon.process.pid)}
+        lftp(daemon, "splicer", f"put {big} -o big.bin")
+        assert "appliance-xfer" in {name for name, _ in threads_of(daemon.process.pid)}
+        for path in [*small, big]:
+            assert sha256(home / path.name) == sha256(path), path.name
+        assert sorted(r["bytes"] for r in transfers(daemon, "splicer", "upload")) == sorted(
+            p.stat().st_size for p in [*small, big]
+        )
+        assert not temp_files(home)
+    finally:
+        daemon.stop()
+
+
+def profile_on(daemon, name: str) -> Path:
+    """A profile of a daemon of the test's own, and its home on disk."""
+    daemon.add_profile(name, PASSWORD)
+    home = daemon.home(name)
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
 def test_lftp_mirror_of_utf8_names_round_trips(daemon, tmp_path):
     home = profile(daemon, "mirrorer")
     tree = tmp_path / "tree"

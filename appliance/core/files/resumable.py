@@ -319,7 +319,7 @@ class ResumableUploads:
         try:
             try:
                 if files is None:
-                    written = await self._threads.work(
+                    written = await self._threads.bulk(
                         _append_staged, str(self._staged_path(row.id)), offset, body, size
                     )
                 else:
@@ -458,7 +458,7 @@ class ResumableUploads:
             writer = await files.open_write(row.path, exclusive=not row.overwrite)
             sent = 0
             while sent < row.length:
-                chunk = await self._threads.work(os.pread, fd, min(SEND_CHUNK, row.length - sent), sent)
+                chunk = await self._threads.bulk(os.pread, fd, min(SEND_CHUNK, row.length - sent), sent)
                 if not chunk:
                     raise Gone("The upload's partial file was cut short: start the upload again.")
                 await writer.write(sent, chunk)

@@ -132,8 +132,8 @@ class DataConnections:
             consumer.on_data = transfer.progress
             consumer.on_error = transfer.fail
             try:
-                if not consumer.take_over(channel):
-                    channel.attach(consumer)
+                consumer.splice_after(channel)  # a big upload moves to a transfer thread,
+                channel.attach(consumer)  # a small one ends on the reactor
                 outcome = await transfer.ended()
                 if outcome[0] == "failed":
                     # Say why before the data connection goes: a client that sees

@@ -31,6 +31,9 @@ log = Logger()
 
 CHUNK = 256 * 1024  # bytes per read handed to a data connection
 SOCKET_CHUNK = 256 * 1024  # bytes per recv() on a data connection, and buffered before a download pauses
+# an upload that has brought this many bytes through the reactor moves to a transfer
+# thread (splice); a smaller one is done without a thread waiting on its socket
+SPLICE_AFTER = 1024 * 1024
 
 
 @functools.lru_cache(maxsize=1024)  # asked several times per transfer, of the same few addresses
@@ -140,9 +143,8 @@ class DataChannel(ftp.DTP):
         """Send what arrives (and what already arrived) to `consumer`."""
         self._consumer = consumer
         consumer.registerProducer(self, True)
-        buffered, self._early = self._early, []
-        for chunk in buffered:
-            consumer.write(chunk)
+        while self._early:  # one at a time: a hand_over meanwhile takes the rest
+            consumer.write(self._early.pop(0))
         if self._held:
             self._held = False
             if not self._consumer_paused and self.isConnected:
@@ -150,7 +152,7 @@ class DataChannel(ftp.DTP):
 
     def socket_fd(self) -> int | None:
         """The socket's descriptor when a transfer thread may read it: plain TCP only."""
-        if self.secure or not self.isConnected or self._aborted or self._consumer is not None:
+        if self.secure or not self.isConnected or self._aborted or self._handed_over is not None:
             return None
         return self.transport.fileno()
 
@@ -557,6 +559,8 @@ class UploadConsumer:
         self._paused = False
         self._stopped = False
         self._idle: list[defer.Deferred] = []
+        self._splice_channel: DataChannel | None = None  # to move to a transfer thread at _splice_at bytes
+        self._splice_at = 0
 
     def registerProducer(self, producer, streaming):
         self._producer = producer
@@ -577,34 +581,43 @@ class UploadConsumer:
         except Exception:  # noqa: BLE001 - a refusal (quota, ...): reported like a failed disk write
             self._failed(Failure())
             return
-        if d is None:  # buffered in memory: the common case
-            return
-        self._in_flight += 1
-        if self._in_flight >= self.MAX_IN_FLIGHT:
-            self._pause()
-        d.addErrback(self._failed)
-        d.addBoth(self._landed)
+        if d is not None:  # a disk write started (else buffered in memory: the common case)
+            self._in_flight += 1
+            if self._in_flight >= self.MAX_IN_FLIGHT:
+                self._pause()
+            d.addErrback(self._failed)
+            d.addBoth(self._landed)
+        if self._splice_channel is not None:
+            self._maybe_splice()
 
-    def take_over(self, channel: DataChannel) -> bool:
-        """Receive the upload on a transfer thread (splice(2): socket to file in the
-        kernel) when the data connection is plain TCP, the file a local one and a
-        transfer thread is free; False: attach the channel as usual."""
-        receiver = self._writer.socket_receiver  # the storage's declared fast path, or None
-        fd = channel.socket_fd() if receiver is not None else None
+    def splice_after(self, channel: DataChannel, size: int = SPLICE_AFTER) -> None:
+        """Once `size` bytes have come through the reactor, move the rest of the upload to
+        a transfer thread (splice(2): socket to file in the kernel) when the data
+        connection is plain TCP, the file a local one and a transfer thread is free.
+        A small file ends before that: its bytes go to the disk with its fsync, in one
+        trip to the work pool, and no thread waits on its socket."""
+        if self._writer.socket_receiver is not None:  # the storage's declared fast path
+            self._splice_channel, self._splice_at = channel, size
+            self._maybe_splice()
+
+    def _maybe_splice(self) -> None:
+        channel = self._splice_channel
+        if channel is None or self.received < self._splice_at or self._stopped or self.error is not None:
+            return
+        self._splice_channel = None  # asked once
+        fd = channel.socket_fd()
         if fd is None:
-            return False
-        receive = receiver.receive_socket
+            return
+        receiver = self._writer.socket_receiver
         stop = receiver.socket_slot()
         if stop is None:
-            return False
-        self.registerProducer(channel, True)
-        for chunk in channel.hand_over(stop):
+            return  # every transfer thread is busy: the reactor goes on
+        for chunk in channel.hand_over(stop):  # what arrived and is not written yet
             self.write(chunk)
         self._in_flight += 1
-        d = defer.Deferred.fromCoroutine(self._receive_socket(receive, channel, fd, stop))
+        d = defer.Deferred.fromCoroutine(self._receive_socket(receiver.receive_socket, channel, fd, stop))
         d.addErrback(self._failed)
         d.addBoth(self._landed)
-        return True
 
     async def _receive_socket(self, receive, channel: DataChannel, fd: int, stop) -> None:
         received = await channel.run_handed_over("upload", receive, fd, self.offset, stop, self._tick)

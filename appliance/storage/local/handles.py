@@ -2,8 +2,8 @@
 name and renames it into place only when the upload completes.
 
 Both keep per-request work on the reactor to slicing and appending bytes: disk
-I/O happens in large chunks on the work pool, so one thread hop serves many
-protocol packets.
+I/O happens in large chunks on the bulk pool, so one thread hop serves many
+protocol packets; opening, syncing and renaming on the work pool (threads.py).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class Reader:
         if self._next is None and self._window_full and position >= len(self._window) // 2:
             self._next_start = self._window_start + len(self._window)
             self._next_size = self._read_ahead.chunk()
-            self._next = self._threads.work(os.pread, self._fd, self._next_size, self._next_start)
+            self._next = self._threads.bulk(os.pread, self._fd, self._next_size, self._next_start)
 
     async def _take_next(self) -> None:
         """Make the prefetched window the current one."""
@@ -187,7 +187,7 @@ class Reader:
             await self._drop_next()
         want = max(length, self._read_ahead.chunk())
         try:
-            chunk = await self._threads.work(os.pread, self._fd, want, offset)
+            chunk = await self._threads.bulk(os.pread, self._fd, want, offset)
         except OSError as e:
             raise os_error(e, self.path) from None
         self._window, self._window_start = chunk, offset
@@ -300,7 +300,7 @@ class UploadReader:
         except ApplianceError:
             pass  # committed or dropped since: the descriptor still holds what it wrote
         try:
-            data = await self._threads.work(os.pread, self._fd, length, offset)
+            data = await self._threads.bulk(os.pread, self._fd, length, offset)
         except OSError as e:
             raise os_error(e, self.path) from None
         self.bytes_read += len(data)
@@ -592,12 +592,12 @@ class Writer(SharedCommit):
             await self._write_out([self._take()])
 
     async def _write_out(self, pieces: list[tuple[list[bytes], int]]) -> None:
-        """Write taken buffers on the work pool, one disk write at a time, in the order taken."""
+        """Write taken buffers on the bulk pool, one disk write at a time, in the order taken."""
         await self._lock.acquire()
         try:
             for chunks, offset in pieces:
                 if self._error is None:
-                    await self._threads.work(pwrite_all, self._fd, chunks, offset)
+                    await self._threads.bulk(pwrite_all, self._fd, chunks, offset)
         except OSError as e:
             self._error = os_error(e, self.path)
         finally:
@@ -623,7 +623,7 @@ class Writer(SharedCommit):
         await self._flush()
         await self._lock.acquire()
         try:
-            return await self._threads.work(os.pread, self._fd, length, offset)
+            return await self._threads.bulk(os.pread, self._fd, length, offset)
         except OSError as e:
             raise os_error(e, self.path) from None
         finally:
@@ -705,23 +705,28 @@ class Writer(SharedCommit):
     async def sync(self) -> None:
         """Write out and fsync what was written so far; nothing becomes visible. A
         commit with no write in between then only renames, so a caller can overlap
-        the slow part of committing with a wait of its own. A failure is kept for
-        commit to report (and the upload is then not kept)."""
+        the slow part of committing with a wait of its own. What is still buffered
+        goes out in the same trip to the work pool as the fsync. A failure is kept
+        for commit to report (and the upload is then not kept)."""
         if self._done or self._error is not None:
             return
+        await self._lock.acquire()
         try:
-            await self._flush()
-            await self._lock.acquire()
-            try:
-                if self._error is None:
-                    await self._threads.work(os.fsync, self._fd)
-                    self._synced = True
-            finally:
-                self._lock.release()
+            if self._error is None:
+                written = self.bytes_written
+                pieces = [self._take()] if self._chunks else []
+                await self._threads.work(self._write_and_sync, pieces)
+                # a write that came meanwhile (none does in the callers' use) is not in the fsync
+                self._synced = self.bytes_written == written
         except OSError as e:
             self._error = os_error(e, self.path)
-        except ApplianceError:
-            pass  # _flush recorded it in self._error
+        finally:
+            self._lock.release()
+
+    def _write_and_sync(self, pieces: list[tuple[list[bytes], int]]) -> None:
+        for chunks, offset in pieces:
+            pwrite_all(self._fd, chunks, offset)
+        os.fsync(self._fd)
 
     async def _commit_now(self) -> None:
         try:

@@ -32,7 +32,7 @@ class LocalPartials:
         await self._threads.work(_create, self._tree, parts, name)
 
     async def append(self, parts: list[str], name: str, offset: int, body: io.IOBase, size: int) -> int:
-        return await self._threads.work(_append, self._tree, parts, name, offset, body, size)
+        return await self._threads.bulk(_append, self._tree, parts, name, offset, body, size)
 
     async def commit(self, parts: list[str], name: str, overwrite: bool) -> None:
         await self._threads.work(_commit, self._tree, parts, name, overwrite)

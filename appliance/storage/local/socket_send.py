@@ -22,7 +22,7 @@ half again as much CPU there (bench/README.md).
 A sendfile() that would wait for the disk must not run on the reactor, so each
 chunk is checked first with a one-byte RWF_NOWAIT read of its last page (and of
 the first page of the first chunk). A chunk not in memory is read in (WARM_AHEAD
-bytes at a time, on the work pool, through a READ_IN_PIECE buffer: memory stays
+bytes at a time, on the bulk pool, through a READ_IN_PIECE buffer: memory stays
 bounded by the pool's size, however many downloads read in) before it is sent. Files on an in-memory
 filesystem (tmpfs, ramfs) need no check. Where the kernel can tell neither (a
 filesystem without RWF_NOWAIT, such as NFS or FUSE), `memory_check` returns None
@@ -134,7 +134,7 @@ def prepare_socket(sock_fd: int) -> int:
 
 def read_in(fd: int, position: int, length: int) -> None:
     """Read `length` bytes of `fd` from `position` (or up to its end) into the page
-    cache, through one READ_IN_PIECE buffer (on the work pool)."""
+    cache, through one READ_IN_PIECE buffer (on the bulk pool)."""
     piece = bytearray(min(length, READ_IN_PIECE))
     end = position + length
     while position < end:
@@ -245,7 +245,7 @@ class ReactorSend:
         however the send ends meanwhile."""
         self._stop_writing()
         self._warming = True
-        d = self._threads.work(read_in, self._file, position, WARM_AHEAD)
+        d = self._threads.bulk(read_in, self._file, position, WARM_AHEAD)
         d.addCallbacks(self._warmed, self._warm_failed)
 
     def _warmed(self, _read: None) -> None:

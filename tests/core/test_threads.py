@@ -1,0 +1,106 @@
+"""Where the daemon's threads run (appliance/threads.py): the reactor, the database
+thread and the short-work pool on one CPU, the other pools on every CPU."""
+
+from __future__ import annotations
+
+import ftplib
+import os
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from appliance.threads import Threads, current_cpu
+
+from ..helpers import daemon_with
+
+ALLOWED = os.sched_getaffinity(0)
+needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="pinning needs a second CPU to differ from")
+
+
+async def _where(threads: Threads) -> dict[str, set[int]]:
+    """The CPUs each pool's thread may run on, asked from inside it."""
+    return {
+        "db": await threads.db(os.sched_getaffinity, 0),
+        "work": await threads.work(os.sched_getaffinity, 0),
+        "bulk": await threads.bulk(os.sched_getaffinity, 0),
+        "net": await threads.net(os.sched_getaffinity, 0),
+    }
+
+
+@needs_two_cpus
+@pytest_twisted.ensureDeferred
+async def test_pinned_the_reactor_database_and_work_share_a_cpu_the_rest_use_all():
+    threads = Threads(reactor, pin=True)
+    try:
+        threads.start()
+        cpu = threads.cpu
+        assert cpu in ALLOWED
+        assert os.sched_getaffinity(0) == {cpu}  # the calling thread: the daemon's reactor
+        assert current_cpu() == cpu
+        assert await _where(threads) == {"db": {cpu}, "work": {cpu}, "bulk": ALLOWED, "net": ALLOWED}
+        stop = threads.transfer_slot()
+        assert stop is not None
+        assert await threads.transfer(stop, os.sched_getaffinity, 0) == ALLOWED
+    finally:
+        threads.stop()
+        os.sched_setaffinity(0, ALLOWED)
+    assert os.sched_getaffinity(0) == ALLOWED  # stop gave the calling thread every CPU back
+
+
+@pytest_twisted.ensureDeferred
+async def test_unpinned_every_thread_may_run_anywhere():
+    threads = Threads(reactor)
+    try:
+        threads.start()
+        assert threads.cpu is None
+        assert os.sched_getaffinity(0) == ALLOWED
+        assert await _where(threads) == {"db": ALLOWED, "work": ALLOWED, "bulk": ALLOWED, "net": ALLOWED}
+    finally:
+        threads.stop()
+
+
+def threads_of(pid: int) -> list[tuple[str, str]]:
+    """(kernel name, Cpus_allowed_list) of each thread of process `pid`, the main one first."""
+    found = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=lambda tid: int(tid) != pid):
+        status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        found.append((fields["Name"].strip(), fields["Cpus_allowed_list"].strip()))
+    return found
+
+
+def _cpu_list(cpus) -> str:
+    """A set of CPUs as the kernel lists them ("0-1", "3")."""
+    ordered = sorted(cpus)
+    if ordered == list(range(ordered[0], ordered[-1] + 1)) and len(ordered) > 1:
+        return f"{ordered[0]}-{ordered[-1]}"
+    return ",".join(map(str, ordered))
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("pin", [True, False])
+def test_the_daemon_pins_its_reactor_unless_told_not_to(tmp_path, pin):
+    daemon = daemon_with(tmp_path, server__pin_reactor=pin)
+    try:
+        daemon.add_profile("pinned")
+        with ftplib.FTP() as ftp:  # a sign-in: bcrypt on the bulk pool, the database thread busy
+            ftp.connect("127.0.0.1", daemon.ftp_port, timeout=30)
+            ftp.login("pinned", "user-password-1")
+            ftp.nlst()  # a listing: the work pool
+        threads = threads_of(daemon.process.pid)
+    finally:
+        daemon.stop()
+    (_, main), pools = threads[0], {}
+    for name, cpus in threads[1:]:
+        pools.setdefault(name, set()).add(cpus)
+    everywhere = _cpu_list(ALLOWED)
+    assert {"appliance-db", "appliance-work", "appliance-bulk"} <= pools.keys(), threads
+    if pin:
+        assert main != everywhere and "," not in main and "-" not in main, main  # one CPU
+        assert pools["appliance-db"] == pools["appliance-work"] == {main}
+        assert pools["appliance-bulk"] == {everywhere}
+    else:
+        assert main == everywhere
+        assert all(cpus == {everywhere} for cpus in pools.values()), pools
