@@ -122,13 +122,18 @@ def test_batch_formats_make_the_lines_one_entry_at_a_time_would():
     expected = b"".join(ls_line(e.name, e.kind, e.size, e.mode, e.mtime, now) + b"\r\n" for e in listable)
     assert LsLines(now)(entries) == expected
     assert LsLines(now)(entries[:4]) + LsLines(now)(entries[4:]) == expected
+    lines = LsLines(now)
+    assert lines(entries[:4]) + lines(entries[4:]) == expected  # what the first batch made serves the next
+    assert lines(entries) == expected
     perms = frozenset({"list", "download", "delete"})
-    facts = Facts(perms, MLST_FACTS)
-    expected = b"".join(
-        f"{mlst_facts(e.kind, e.size, e.mtime, perms, MLST_FACTS)} {e.name}\r\n".encode("utf-8", "surrogateescape")
-        for e in listable
-    )
-    assert facts.lines(entries) == expected
+    for chosen in (MLST_FACTS, ("type", "perm"), ("size",), ("modify", "size"), ()):  # OPTS MLST's choices
+        facts = Facts(perms, chosen)
+        expected = b"".join(
+            f"{mlst_facts(e.kind, e.size, e.mtime, perms, chosen)} {e.name}\r\n".encode("utf-8", "surrogateescape")
+            for e in listable
+        )
+        assert facts.lines(entries) == expected, chosen
+        assert facts.lines(entries) == expected, chosen  # again, with what it made the first time
 
 
 # -- greeting, features, simple commands ---------------------------------------------------

@@ -74,13 +74,23 @@ class LsLines:
         return f"{letters}   1 ftp      ftp      {size:>13d} {date} {name}"
 
     def __call__(self, entries: list[Entry]) -> bytes:
-        line = self.line
-        text = "".join(
-            line(name, kind, size, mode, mtime) + "\r\n"
-            for name, kind, size, mtime, _atime, mode in entries
-            if listable(name)
-        )
-        return text.encode("utf-8", "surrogateescape")  # names the disk holds in another encoding: their bytes
+        """The lines of a batch. What `line` does, with its lookups inlined for the
+        common entry (not a link, a mode and a second seen before): a folder of
+        50,000 entries is 50,000 of these."""
+        line, modes, recent, old, now = self.line, self._modes, self._recent, self._old, self._now
+        lines = []
+        add = lines.append
+        for name, kind, size, mtime, _atime, mode in entries:
+            if "\r" in name or "\n" in name:  # listable(), inlined
+                continue
+            letters = modes.get(mode)
+            date = (recent if abs(now - mtime) < SIX_MONTHS else old).get(mtime // 1)
+            if letters is None or date is None or kind == "link":
+                add(line(name, kind, size, mode, mtime))
+            else:  # str.rjust: a third of the time of the f-string's ">13d"
+                add(f"{letters}   1 ftp      ftp      {str(size).rjust(13)} {date} {name}")
+        lines.append("")  # the last line's CRLF
+        return "\r\n".join(lines).encode("utf-8", "surrogateescape")  # names in another encoding: their bytes
 
 
 def ls_line(name: str, kind: str, size: int, mode: int, mtime: float, now: float) -> bytes:
@@ -126,13 +136,24 @@ class Facts:
 
     def lines(self, entries: list[Entry]) -> bytes:
         """MLSD lines for a batch of entries, each ending with CRLF; names with CR or LF
-        are left out."""
-        text = "".join(
-            f"{self(kind, size, mtime)} {name}\r\n"
-            for name, kind, size, mtime, _atime, _mode in entries
-            if listable(name)
-        )
-        return text.encode("utf-8", "surrogateescape")
+        are left out. What `__call__` does, inlined for a file whose second was seen."""
+        facts, stamps = self.__call__, self._stamps
+        file_facts = self._of_kind("file")
+        sized, modified = self._size, self._modify
+        lines = []
+        add = lines.append
+        for name, kind, size, mtime, _atime, _mode in entries:
+            if "\r" in name or "\n" in name:  # listable(), inlined
+                continue
+            stamp = stamps.get(mtime // 1) if modified else ""
+            if kind != "file" or stamp is None:
+                add(f"{facts(kind, size, mtime)} {name}")
+            elif sized:
+                add(f"{file_facts[0]}size={size};{stamp}{file_facts[1]} {name}")
+            else:
+                add(f"{file_facts[0]}{stamp}{file_facts[1]} {name}")
+        lines.append("")  # the last line's CRLF
+        return "\r\n".join(lines).encode("utf-8", "surrogateescape")
 
 
 def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], facts) -> str:
