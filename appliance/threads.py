@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from twisted.internet.defer import Deferred
-from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
-from twisted.python.threadpool import ThreadPool
+from twisted.python.failure import Failure
 
 T = TypeVar("T")
 log = Logger()
@@ -49,14 +49,12 @@ class Threads:
         self._pin = pin
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
         self._allowed: set[int] = set()  # the CPUs the process may use, when pinned
-        self._db = ThreadPool(minthreads=1, maxthreads=1, name="appliance-db")
-        self._work = ThreadPool(minthreads=1, maxthreads=work_threads, name="appliance-work")
-        self._bulk = ThreadPool(minthreads=0, maxthreads=work_threads, name="appliance-bulk")
-        self._net = ThreadPool(minthreads=0, maxthreads=net_threads, name="appliance-net")
-        self._transfer = ThreadPool(minthreads=0, maxthreads=transfer_threads, name="appliance-xfer")
+        self._db = Pool(reactor, "appliance-db", 1, 1)
+        self._work = Pool(reactor, "appliance-work", 1, work_threads)
+        self._bulk = Pool(reactor, "appliance-bulk", 0, work_threads)
+        self._net = Pool(reactor, "appliance-net", 0, net_threads)
+        self._transfer = Pool(reactor, "appliance-xfer", 0, transfer_threads)
         self._transfer_slots = transfer_threads
-        for pool in (self._db, self._work, self._bulk, self._net, self._transfer):
-            pool.threadFactory = _pool_threads(pool.name)  # the kernel keeps 15 bytes of a name
         self._transfers: set[threading.Event] = set()  # the stop flags of the running transfers
         self._started = False
 
@@ -106,24 +104,24 @@ class Threads:
         self.cpu, self._allowed = cpu, allowed
         for pool, cpus in ((self._db, {cpu}), (self._work, {cpu}), (self._bulk, allowed), (self._net, allowed),
                            (self._transfer, allowed)):  # fmt: skip
-            pool.threadFactory = _pool_threads(pool.name, frozenset(cpus))
+            pool.cpus = frozenset(cpus)
 
     def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` on the database thread (awaitable)."""
-        return deferToThreadPool(self._reactor, self._db, fn, *args, **kwargs)
+        return self._db.run(fn, args, kwargs)
 
     def work(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` (CPU or disk work) on the work pool (awaitable)."""
-        return deferToThreadPool(self._reactor, self._work, fn, *args, **kwargs)
+        return self._work.run(fn, args, kwargs)
 
     def bulk(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` (long or CPU-bound work: a transfer's bytes read or written, bcrypt,
         parsing, a walk of a folder tree) on the bulk pool (awaitable)."""
-        return deferToThreadPool(self._reactor, self._bulk, fn, *args, **kwargs)
+        return self._bulk.run(fn, args, kwargs)
 
     def net(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` (a blocking request to a network service) on the network pool (awaitable)."""
-        return deferToThreadPool(self._reactor, self._net, fn, *args, **kwargs)
+        return self._net.run(fn, args, kwargs)
 
     def transfer_slot(self) -> threading.Event | None:
         """Reserve a transfer thread: its stop flag, or None when every one is busy
@@ -137,7 +135,7 @@ class Threads:
 
     def transfer(self, stop: threading.Event, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` (one long transfer that checks `stop`) on a reserved transfer thread."""
-        d = deferToThreadPool(self._reactor, self._transfer, fn, *args, **kwargs)
+        d = self._transfer.run(fn, args, kwargs)
 
         def release(result):
             self.release_slot(stop)
@@ -160,22 +158,85 @@ def current_cpu() -> int | None:
         return None
 
 
-def _pool_threads(name: str, cpus: frozenset[int] | None = None):
-    """A ThreadPool.threadFactory whose threads the kernel knows by `name` (what
-    `top -H` and `ps -L` show: which pool is busy) and that run on `cpus` (None: where
-    they are started; a new thread otherwise runs where the thread that started it
-    does, the pinned reactor)."""
+class Pool:
+    """Threads taking work from one queue, each result handed back to the reactor with
+    callFromThread: Twisted's ThreadPool with less on the way (its hand-off through a
+    Team, a coordinator and context tracking cost ~30 us a round trip on one CPU; this
+    one ~18 us, bench/README.md). Between `min_threads` and `max_threads` threads: one
+    more is started whenever a job would otherwise wait. Each runs on `cpus` (None: where
+    it is started, and a new thread runs where its starter does: the pinned reactor)
+    under its name in the kernel (what `top -H` and `ps -L` show: which pool is busy)."""
 
-    def make(*args, target, **kwargs) -> threading.Thread:
-        def run() -> None:
-            _name_this_thread(name)
-            if cpus is not None:
-                os.sched_setaffinity(0, cpus)
-            target()
+    def __init__(self, reactor, name: str, min_threads: int, max_threads: int):
+        self._reactor = reactor
+        self.name = name
+        self._min, self._max = min_threads, max_threads
+        self.cpus: frozenset[int] | None = None
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # threads waiting for a job
+        self._queued = 0  # jobs no thread has taken yet
+        self._started = False
 
-        return threading.Thread(*args, target=run, **kwargs)
+    def start(self) -> None:
+        self._started = True
+        with self._lock:
+            while len(self._threads) < self._min:
+                self._spawn()
 
-    return make
+    def run(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> Deferred[T]:
+        """`fn(*args, **kwargs)` on a thread of the pool: a Deferred of its result."""
+        if not self._started:
+            raise RuntimeError(f"{self.name}: the pool is not running")
+        d: Deferred[T] = Deferred()
+        with self._lock:
+            self._queued += 1
+            if self._queued > self._idle and len(self._threads) < self._max:
+                self._spawn()
+        self._queue.put((d, fn, args, kwargs))
+        return d
+
+    def stop(self) -> None:
+        """Finish the jobs queued so far, then end every thread (waits for them)."""
+        self._started = False
+        with self._lock:
+            threads, self._threads = self._threads, []
+        for _ in threads:
+            self._queue.put(None)
+        for thread in threads:
+            thread.join()
+
+    def _spawn(self) -> None:  # with self._lock held
+        thread = threading.Thread(target=self._serve, name=f"{self.name}-{len(self._threads)}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _serve(self) -> None:
+        _name_this_thread(self.name)
+        if self.cpus is not None:
+            os.sched_setaffinity(0, self.cpus)
+        get, lock, back = self._queue.get, self._lock, self._reactor.callFromThread
+        while True:
+            with lock:
+                self._idle += 1
+            job = get()
+            with lock:
+                self._idle -= 1
+                if job is not None:
+                    self._queued -= 1
+            if job is None:
+                return
+            d, fn, args, kwargs = job
+            job = None
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException:  # noqa: BLE001 - handed to the caller, as deferToThread does
+                back(d.errback, Failure())
+            else:
+                back(d.callback, result)
+                result = None
+            d = fn = args = kwargs = None  # hold nothing of the job while waiting for the next
 
 
 def _name_this_thread(name: str) -> None:

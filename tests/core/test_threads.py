@@ -104,3 +104,33 @@ def test_the_daemon_pins_its_reactor_unless_told_not_to(tmp_path, pin):
     else:
         assert main == everywhere
         assert all(cpus == {everywhere} for cpus in pools.values()), pools
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pool_grows_to_its_limit_passes_errors_back_and_finishes_its_queue_on_stop():
+    import threading
+    import time
+
+    from twisted.internet import defer
+
+    from appliance.threads import Pool
+
+    pool = Pool(reactor, "appliance-test", 0, 3)
+    pool.start()
+    try:
+        names = await defer.gatherResults([pool.run(lambda: (time.sleep(0.1), threading.get_native_id())[1], (), {})
+                                           for _ in range(6)])  # fmt: skip
+        assert len(set(names)) == 3  # three threads at most, each started only when a job would wait
+        assert Path(f"/proc/self/task/{names[0]}/comm").read_text().strip() == "appliance-test"
+        with pytest.raises(ZeroDivisionError):
+            await pool.run(lambda: 1 // 0, (), {})
+        assert await pool.run(int, ("42",), {"base": 8}) == 34
+    finally:
+        done = []
+        queued = [pool.run(lambda: (time.sleep(0.05), done.append(1)), (), {}) for _ in range(5)]
+        pool.stop()  # waits for the queued jobs
+        assert len(done) == 5
+        for d in queued:
+            d.addErrback(lambda _: None)
+    with pytest.raises(RuntimeError):
+        pool.run(int, ("1",), {})
