@@ -149,7 +149,16 @@ SERVERS = {"asyncssh": AsyncsshServer, "pyftpdlib": PyftpdlibServer}
 
 def start(args, workspace: Workspace, ports: Ports, servers: contextlib.ExitStack, cannot_measure) -> dict:
     """Start the chosen Python servers: {(name, protocol): endpoint}; what cannot start goes to cannot_measure."""
-    names = chosen(args)
+    started = start_named(chosen(args), workspace, ports, servers, cannot_measure)
+    return {(name, PROTOCOL_OF[name]): endpoint for name, (_, endpoint) in started.items()}
+
+
+def start_named(
+    names: list[str], workspace: Workspace, ports: Ports, servers: contextlib.ExitStack, cannot_measure
+) -> dict[str, tuple[PythonServer, Endpoint]]:
+    """Start the Python servers `names`: {name: (server, endpoint)}, the server for its
+    folder on disk (bench/smallfiles.py checks trees there); what cannot start goes to
+    cannot_measure, and the run goes on without it."""
     if not names:
         return {}
     try:
@@ -162,7 +171,7 @@ def start(args, workspace: Workspace, ports: Ports, servers: contextlib.ExitStac
     for name in names:
         server = servers.enter_context(SERVERS[name](workspace, ports))
         try:
-            started[name, PROTOCOL_OF[name]] = server.start()
+            started[name] = server, server.start()
         except (BenchError, subprocess.SubprocessError) as e:
             cannot_measure(f"reference {name}", str(e))
     return started

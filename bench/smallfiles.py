@@ -11,7 +11,11 @@ product against OpenSSH's sshd (internal-sftp) and vsftpd, side by side in one r
 - a password sign-in to the last byte of a --file-size download, one connection
   after another (`sshpass sftp -b` with `get`), against sshd with a password.
 
-Each repeat runs every case on both sides, the side going first alternating; the
+With --refs (bench/pyrefs.py), the Python servers are a third side of their
+protocol's trees and listings: asyncssh for SFTP, pyftpdlib for FTP (its MLSD is
+the `ftp MLSD` row's); not of the sign-ins nor the API listing.
+
+Each repeat runs every case on every side, the side going first rotating; the
 median of --small-repeat is reported. Every tree that arrives is checked against
 the sent one (the count of files and each SHA-256), every listing's count of
 entries, every small download's SHA-256. The transfers are timed from the
@@ -38,6 +42,7 @@ from functools import partial
 from pathlib import Path
 
 import concurrency
+import pyrefs
 from clients import Endpoint, Login, TransferFailed, _client_env, _run_client, _tail, sftp_batch
 from product import USERNAME, Product
 from refservers import OpenSshPasswordServer, OpenSshServer, VsftpdServer
@@ -45,6 +50,7 @@ from support import LOOPBACK, MIB, BenchError, Ports, Workspace, format_size, on
 
 PER_FOLDER = 100  # files per folder of a tree
 SIDES = ("product", "reference")
+PYTHON = "python"  # the side of the Python reference servers (--refs): trees and listings only
 TIMEOUT_FLOOR = 300  # seconds: one tree transfer slower than this (or 10 files/s) is a hang
 # issue 25's targets: the least product/reference ratio (`upload` of SFTP trees: 0.8, as the
 # product fsyncs and audits every file and OpenSSH does neither)
@@ -287,11 +293,36 @@ class SmallFiles:
             ("logins", "product"): found.parent, ("logins", "reference"): password_sshd.files,
         }  # fmt: skip
         self.api = concurrency.Api(product.http_port, USERNAME, product.password)
+        self.python: dict[str, str] = {}  # protocol -> its Python server's software
+        self.not_measured: dict[str, str] = {}  # "reference asyncssh" -> why
+        self.start_python(workspace, ports, servers)
         print(f"product   {self.sftp['product'].software}\nreference {self.sftp['reference'].software}, "
               f"{self.ftp['reference'].software}", flush=True)  # fmt: skip
+        if self.python:
+            print(f"python    {', '.join(self.python.values())}", flush=True)
 
-    def sides(self, repeat: int) -> tuple[str, ...]:
-        return SIDES if repeat % 2 else SIDES[::-1]
+    def start_python(self, workspace: Workspace, ports: Ports, servers: contextlib.ExitStack) -> None:
+        """The Python servers of --refs, a third side of their protocol's trees and listings
+        (bench/pyrefs.py, from .venv-bench; their files in the server's `files` folder). Not of
+        the sign-ins: they are about password checks, and asyncssh signs in with a key. One
+        that cannot start is left out, loudly, as in the main run."""
+        started = pyrefs.start_named(self.args.refs, workspace, ports, servers, self._cannot_measure)
+        for name, (server, endpoint) in started.items():
+            protocol = pyrefs.PROTOCOL_OF[name]
+            (self.sftp if protocol == "sftp" else self.ftp)[PYTHON] = endpoint
+            self.disk[(protocol, PYTHON)] = server.files
+            self.python[protocol] = endpoint.software
+
+    def _cannot_measure(self, what: str, why: str) -> None:
+        self.not_measured[what] = why
+        print(f"!! {what}: could not be measured: {why}", file=sys.stderr, flush=True)
+
+    def sides(self, repeat: int, protocol: str = "logins") -> tuple[str, ...]:
+        """The sides of `protocol` in the order of this repeat: rotated by one each repeat
+        (two sides: alternating), so each goes first in turn."""
+        sides = [side for side in (*SIDES, PYTHON) if (protocol, side) in self.disk]
+        turn = (repeat - 1) % len(sides)
+        return tuple(sides[turn:] + sides[:turn])
 
     def record(self, figure: Figure, error: str | None = None) -> None:
         figure.error = error
@@ -313,7 +344,7 @@ class SmallFiles:
             timeout = max(TIMEOUT_FLOOR, count / 10)
             name, back = f"up-{count}", self.scratch / f"back-{count}"
             sftp = {"upload": f'put -r "{local}" {name}', "download": f'get -r {name} "{back}"'}
-            for side in self.sides(repeat):
+            for side in self.sides(repeat, "sftp"):
                 timed = partial(sftp_seconds, self.sftp[side].login, scratch=self.scratch, timeout=timeout)
                 self.tree(Figure("sftp", "", count, side, repeat), self.disk[("sftp", side)], local, back, sftp, timed)
             for case, parallel in (("ftp", ""), ("ftp-parallel4", " --parallel=4")):
@@ -321,7 +352,7 @@ class SmallFiles:
                     "upload": f'mirror -R{parallel} "{local}" {name}',
                     "download": f'mirror{parallel} {name} "{back}"',
                 }
-                for side in self.sides(repeat):
+                for side in self.sides(repeat, "ftp"):
                     login = self.ftp[side].login
                     timed = partial(lftp_timed, login, scratch=self.scratch, timeout=timeout, cwd=self.scratch)
                     self.tree(Figure(case, "", count, side, repeat), self.disk[("ftp", side)], local, back, lftp, timed)
@@ -353,15 +384,16 @@ class SmallFiles:
     def make_big_folders(self) -> None:
         count = self.args.listing
         print(f"creating a folder of {count:,} empty files on each server ...", flush=True)
-        for key in (("sftp", "product"), ("sftp", "reference"), ("ftp", "reference")):
-            folder = self.disk[key] / "big"
+        # the product's SFTP and FTP share one folder; every other server has its own
+        for root in sorted({path for (protocol, _), path in self.disk.items() if protocol != "logins"}):
+            folder = root / "big"
             folder.mkdir()
             for i in range(count):
                 (folder / f"entry-{i:06d}.txt").touch()
 
     def run_listings(self, repeat: int) -> None:
         count = self.args.listing
-        for side in self.sides(repeat):
+        for side in self.sides(repeat, "sftp"):
             figure = Figure("sftp ls -l", "listing", count, side, repeat)
             try:
                 figure.seconds, run = sftp_timed(self.sftp[side].login, "ls -l", self.scratch, 300, before=["cd big"])
@@ -371,8 +403,8 @@ class SmallFiles:
                 error = str(e)
             self.record(figure, error)
         for command in ("LIST", "MLSD"):
-            for side in self.sides(repeat):
-                # vsftpd has no MLSD: the product's MLSD is compared with vsftpd's LIST
+            for side in self.sides(repeat, "ftp"):
+                # vsftpd has no MLSD: the product's MLSD is compared with vsftpd's LIST (pyftpdlib has it)
                 used = "LIST" if side == "reference" else command
                 figure = Figure(f"ftp {command}", "listing", count, side, repeat, details={"command": used})
                 try:
@@ -422,6 +454,9 @@ class SmallFiles:
     # -- results
 
     def summary(self) -> list[dict]:
+        """Per case, direction and count: each side's median (`{side}_per_s`, `_seconds`,
+        `_runs`), `ratio` (product/reference: the target's) and, with a Python server,
+        `ratio_python` (product/python) and `python_server` (None: none ran that case)."""
         rows = []
         keys = []
         for f in self.figures:
@@ -430,7 +465,7 @@ class SmallFiles:
                 keys.append(key)
         for case, direction, count in keys:
             row = {"case": case, "direction": direction, "count": count}
-            for side in SIDES:
+            for side in (*SIDES, PYTHON) if self.python else SIDES:
                 rates = [f.per_second for f in self.figures
                          if (f.case, f.direction, f.side) == (case, direction, side) and f.error is None
                          and (count is None or f.count == count) and f.per_second]  # fmt: skip
@@ -442,6 +477,10 @@ class SmallFiles:
                 row[f"{side}_runs"] = len(rates)
             product, reference = row["product_per_s"], row["reference_per_s"]
             row["ratio"] = product / reference if product and reference else None
+            if self.python:
+                python = row["python_per_s"]
+                row["ratio_python"] = product / python if product and python else None
+                row["python_server"] = self.python_server(case)
             row["target"] = TARGETS.get((case, direction))
             if case == "api listing":
                 ms = row["product_seconds"] * 1000 if row["product_seconds"] else None
@@ -452,33 +491,64 @@ class SmallFiles:
             rows.append(row)
         return rows
 
+    def python_server(self, case: str) -> str | None:
+        """The Python server that ran `case` (even if every run of it failed), else None."""
+        if not any(f.side == PYTHON and f.case == case for f in self.figures):
+            return None
+        return self.python["sftp" if case.startswith("sftp") else "ftp"]
+
     def print_table(self, rows: list[dict]) -> None:
+        """The table; the python/s and ratio py columns only when a Python server ran,
+        blank in the rows it had no part in (sign-ins, the API)."""
+        python = ""
+        if self.python:
+            servers = [f"{software} for the {protocol} rows" for protocol, software in self.python.items()]
+            python = (f"\nPython reference (python/s; ratio py = product/python): {', '.join(servers)}; "
+                      "target and met: ratio only.")  # fmt: skip
         print(f"\nMany small files and a big folder (issue 25): median of {self.args.small_repeat} repeat(s); "
               f"files of {format_size(self.size)}; data in {'tmpfs' if self.workspace.on_tmpfs else 'a disk folder'};"
               f"\nload average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}. Trees: files/s of the "
               "transfer alone; listings: entries/s;\nsign-ins: whole sftp runs/s (connect, password, get, bye). "
-              "Reference: OpenSSH internal-sftp (sshd with a password for sign-ins), vsftpd.\n")  # fmt: skip
-        header = (f"{'case':15}  {'direction':9}  {'files':>6}  {'product/s':>10}  {'reference/s':>11}  "
-                  f"{'ratio':>5}  {'target':>7}  {'met':>3}")  # fmt: skip
+              f"Reference: OpenSSH internal-sftp (sshd with a password for sign-ins), vsftpd.{python}\n")  # fmt: skip
+        py_header = f"  {'python/s':>10}" if self.python else ""
+        py_ratio_header = f"  {'ratio py':>8}" if self.python else ""
+        header = (f"{'case':15}  {'direction':9}  {'files':>6}  {'product/s':>10}  {'reference/s':>11}{py_header}  "
+                  f"{'ratio':>5}{py_ratio_header}  {'target':>7}  {'met':>3}")  # fmt: skip
         print(header)
         print("-" * len(header))
         for row in rows:
             count = f"{row['count']:,}" if row["count"] is not None else ""
+            py, py_ratio = self.python_cells(row)
             if row["case"] == "api listing":
                 ms = row["first_page_ms"]
                 print(f"{'api listing':15}  {'1st page':9}  {count:>6}  {f'{ms:.0f} ms' if ms else '-':>10}  "
-                      f"{'':>11}  {'':>5}  {f'<{API_FIRST_PAGE_MS} ms':>7}  {'yes' if row['met'] else 'NO':>3}")  # fmt: skip
+                      f"{'':>11}{py}  {'':>5}{py_ratio}  {f'<{API_FIRST_PAGE_MS} ms':>7}  "
+                      f"{'yes' if row['met'] else 'NO':>3}")  # fmt: skip
                 continue
             product = f"{row['product_per_s']:.1f}" if row["product_per_s"] else "-"
             reference = f"{row['reference_per_s']:.1f}" if row["reference_per_s"] else "-"
             ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
             target = f">={row['target']:.1f}" if row["target"] is not None else ""
-            print(f"{row['case']:15}  {row['direction']:9}  {count:>6}  {product:>10}  {reference:>11}  {ratio:>5}  "
-                  f"{target:>7}  {'yes' if row['met'] else 'NO':>3}")  # fmt: skip
-        print("(ftp MLSD: the product's MLSD against vsftpd's LIST, which has no MLSD)")
+            print(f"{row['case']:15}  {row['direction']:9}  {count:>6}  {product:>10}  {reference:>11}{py}  "
+                  f"{ratio:>5}{py_ratio}  {target:>7}  {'yes' if row['met'] else 'NO':>3}")  # fmt: skip
+        mlsd = "; pyftpdlib's MLSD" if "ftp" in self.python else ""
+        print(f"(ftp MLSD: the product's MLSD against vsftpd's LIST, which has no MLSD{mlsd})")
         failed = [f for f in self.figures if f.error is not None]
         if failed:
             print(f"\n{len(failed)} run(s) FAILED their checks (see above); they are left out of the medians.")
+        for what, why in self.not_measured.items():
+            print(f"\nNOT MEASURED: {what}: " + "\n    ".join(why.splitlines()[:12]))
+
+    def python_cells(self, row: dict) -> tuple[str, str]:
+        """The row's python/s and ratio py cells, with their leading gaps: nothing without
+        a Python server, blanks in a row none ran, "-" where its runs all failed."""
+        if not self.python:
+            return "", ""
+        if row.get("python_server") is None:
+            return f"  {'':>10}", f"  {'':>8}"
+        rate = f"{row['python_per_s']:.1f}" if row["python_per_s"] else "-"
+        ratio = f"{row['ratio_python']:.2f}" if row["ratio_python"] is not None else "-"
+        return f"  {rate:>10}", f"  {ratio:>8}"
 
     def report(self, rows: list[dict]) -> dict:
         return {
@@ -490,6 +560,8 @@ class SmallFiles:
             "workspace_on_tmpfs": self.workspace.on_tmpfs,
             "load_average": list(os.getloadavg()),
             "api_first_page_ms_target": API_FIRST_PAGE_MS,
+            "python_references": self.python,  # protocol -> software; the rows' python_* figures
+            "not_measured": self.not_measured,
             "summary": rows,
             "runs": [asdict(f) for f in self.figures],
         }
