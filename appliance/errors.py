@@ -53,6 +53,10 @@ class Unavailable(ApplianceError):
     """Storage or a service the request needs is not usable right now."""
 
 
+class ClientGone(Unavailable):
+    """An upload was dropped at its commit: its client went away before it was saved."""
+
+
 class AuthenticationFailed(ApplianceError):
     """Sign-in refused. The message is safe to show to the person signing in.
     `retry_after`: the seconds until a ban on the caller's address ends, if that is why.

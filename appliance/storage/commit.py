@@ -42,9 +42,11 @@ class SharedCommit:
                 raise
             self.size = end
 
-    async def commit(self) -> None:
+    async def commit(self, still_wanted: Callable[[], bool] | None = None) -> None:
         """Make the upload visible under its name and record it (the last handle's close
-        does; an orphaned upload is dropped quietly)."""
+        does; an orphaned upload is dropped quietly). `still_wanted`: asked once the
+        bytes are durable, right before the name appears (on the thread that does that,
+        so it must be thread-safe); False drops the upload (raises ClientGone)."""
         if self._aborted is not None:
             raise self._aborted  # dropped meanwhile (shutdown, session ended): saying "saved" would lie
         if self._done:
@@ -59,7 +61,7 @@ class SharedCommit:
             return
         finished = self.owner.finishing(self) if self.owner is not None else None
         try:
-            await self._commit_now()
+            await self._commit_now(still_wanted)
         finally:
             if finished is not None:
                 finished()

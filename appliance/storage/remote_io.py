@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
 
-from ..errors import ApplianceError, Invalid, Unavailable
+from ..errors import ApplianceError, ClientGone, Invalid, Unavailable
 from .commit import SharedCommit
 from .interface import Budget as Limits
 from .paths import virtual
@@ -151,15 +151,8 @@ class RemoteUpload(SharedCommit):
         """Wait for what was sent so far."""
         raise NotImplementedError
 
-    async def sync(self) -> None:
-        """Wait for the writes sent so far (made durable where the backend can); nothing shows yet."""
-        if self._done or self._error is not None:
-            return
-        await self._settle()
-        await self._durable()
-
     async def _durable(self) -> None:
-        """After a sync's settle: make what was sent durable, where the backend offers it."""
+        """After the commit's settle: make what was sent durable, where the backend offers it."""
 
     async def read(self, offset: int, length: int) -> bytes:
         raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="read back"))
@@ -181,11 +174,15 @@ class RemoteUpload(SharedCommit):
     def renamed(self, parts: list[str]) -> None:
         raise Unavailable(NOT_ON_REMOTE.format(path=self.path, what="moved"))
 
-    async def _commit_now(self) -> None:
+    async def _commit_now(self, still_wanted: Callable[[], bool] | None = None) -> None:
         try:
             await self._settle()
+            if self._error is None:
+                await self._durable()
             if self._error is not None:
                 raise self._error
+            if still_wanted is not None and not still_wanted():
+                raise ClientGone("The upload was dropped before it was saved: its client went away.")
             await self._finish()
         except BaseException as e:
             await self.abort()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 
-from appliance.errors import QuotaExceeded
+from appliance.errors import ClientGone, QuotaExceeded
 from appliance.storage.local import handles
 
 from .test_files import session_for
@@ -85,32 +85,40 @@ async def test_many_tiny_writes_are_written_out_every_iov_max_chunks(core):
 
 
 @pytest_twisted.ensureDeferred
-async def test_sync_writes_out_and_fsyncs_and_commit_then_only_renames(core, monkeypatch):
+async def test_a_commit_asks_its_last_look_after_the_fsync_and_before_the_name_appears(core, monkeypatch):
+    """FTP's commit asks whether the client is still there (still_wanted) on the disk
+    thread: after the bytes are durable, before the rename. No: nothing is saved."""
     session = await session_for(core)
-    fsynced, real_fsync = [], os.fsync
+    steps, real_fsync = [], os.fsync
 
     def counting_fsync(fd):
-        fsynced.append(os.fstat(fd).st_size if os.path.isfile(f"/proc/self/fd/{fd}") else "dir")
+        steps.append(("fsync", os.fstat(fd).st_size if os.path.isfile(f"/proc/self/fd/{fd}") else "dir"))
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", counting_fsync)
-    writer = await session.open_write("/synced.bin")
-    await writer.write(0, b"a" * 1000)
-    await writer.sync()
-    assert fsynced == [1000]  # the buffered bytes went to the temporary file first
-    assert not os.path.exists(os.path.join(session.tree.root, "synced.bin"))  # nothing visible yet
-    await writer.commit()
-    assert fsynced == [1000, "dir"]  # the rename's folder, not the file again
-    assert Path(os.path.join(session.tree.root, "synced.bin")).read_bytes() == b"a" * 1000
+    root = session.tree.root
 
-    fsynced.clear()
-    writer = await session.open_write("/later.bin")
+    def asked(name: str, answer: bool):
+        def still_wanted() -> bool:
+            steps.append(("asked", os.path.exists(os.path.join(root, name))))  # is the name there yet?
+            return answer
+
+        return still_wanted
+
+    writer = await session.open_write("/kept.bin")
+    await writer.write(0, b"a" * 1000)  # buffered: written out in the commit's trip
+    await writer.commit(asked("kept.bin", True))
+    assert steps == [("fsync", 1000), ("asked", False), ("fsync", "dir")]
+    assert Path(root, "kept.bin").read_bytes() == b"a" * 1000
+
+    steps.clear()
+    writer = await session.open_write("/dropped.bin")
     await writer.write(0, b"b" * 10)
-    await writer.sync()
-    await writer.write(10, b"c" * 10)  # written after the sync: commit fsyncs again
-    await writer.commit()
-    assert fsynced == [10, 20, "dir"]
-    assert Path(os.path.join(session.tree.root, "later.bin")).read_bytes() == b"b" * 10 + b"c" * 10
+    with pytest.raises(ClientGone):
+        await writer.commit(asked("dropped.bin", False))
+    assert steps == [("fsync", 10), ("asked", False)]
+    assert not Path(root, "dropped.bin").exists()
+    assert not [name for name in os.listdir(root) if name.startswith(".~upload-")]  # its temporary file went too
 
 
 # -- uploads straight from a socket (splice on a transfer thread: plain FTP) ----------------------

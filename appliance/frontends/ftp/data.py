@@ -22,6 +22,7 @@ from twisted.internet.interfaces import IConnector, IListeningPort
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
+from ...errors import ClientGone
 from ...threads import spawn
 from ..tcp_state import peer_has_closed
 from .errors import BadArgument, DataConnectionFailed, TransferAborted, ftp_reply
@@ -156,16 +157,18 @@ class DataConnections:
                         or "The data connection broke before the upload finished."
                     )
                 await consumer.drained()
-                await upload.sync()  # the slow part of the commit, before the last look
                 # A killed client closes both connections at once, and the data side may
                 # look clean: commit only if the control connection is still open. Its
                 # state is asked of the kernel, which has the client's FIN or reset by now
-                # (its sockets are closed together, microseconds apart, and the fsync's trip
-                # to the disk thread came between), not of the reactor, which may deliver
-                # that end a turn or a few ms after this one.
-                if self._lost or peer_has_closed(self._control_socket):
-                    return None
-                await upload.close()  # the rename and the folder's fsync
+                # (its sockets are closed together, microseconds apart, and the trip to the
+                # disk thread and the file's fsync came between), not of the reactor, which
+                # may deliver that end a turn or a few ms after this one. The commit asks
+                # it on the disk thread, between the fsync and the rename: one trip.
+                control = self._control_socket
+                try:
+                    await upload.close(lambda: not (self._lost or peer_has_closed(control)))
+                except ClientGone:
+                    return None  # dropped (its temporary file removed): nobody to answer
                 committed = True
             finally:
                 self._end(transfer)

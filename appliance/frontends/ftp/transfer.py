@@ -676,13 +676,10 @@ class WriteFile:
         """A consumer writing from `offset` (default: the end)."""
         return defer.succeed(UploadConsumer(self.writer, self.size if offset is None else offset))
 
-    def sync(self) -> defer.Deferred:
-        """Flush and fsync, nothing visible yet (a close right after only renames)."""
-        return as_deferred(self.writer.sync())
-
-    def close(self) -> defer.Deferred:
-        """Commit: flush, fsync, rename into place, audit row."""
-        return as_deferred(self.writer.commit())
+    def close(self, still_wanted=None) -> defer.Deferred:
+        """Commit: flush, fsync, (`still_wanted()`, see Writer.commit) rename into place,
+        audit row."""
+        return as_deferred(self.writer.commit(still_wanted))
 
     def abort(self) -> defer.Deferred:
         """Remove the temporary file; the real name is untouched."""

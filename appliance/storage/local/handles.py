@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import blockingCallFromThread
 
-from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded, Unavailable
+from ...errors import AlreadyExists, ApplianceError, ClientGone, Invalid, QuotaExceeded, Unavailable
 from ...threads import Threads
 from ..commit import SharedCommit
 from ..interface import Budget as Limits
@@ -702,33 +702,7 @@ class Writer(SharedCommit):
         self._check_open()
         await self._flush()
 
-    async def sync(self) -> None:
-        """Write out and fsync what was written so far; nothing becomes visible. A
-        commit with no write in between then only renames, so a caller can overlap
-        the slow part of committing with a wait of its own. What is still buffered
-        goes out in the same trip to the work pool as the fsync. A failure is kept
-        for commit to report (and the upload is then not kept)."""
-        if self._done or self._error is not None:
-            return
-        await self._lock.acquire()
-        try:
-            if self._error is None:
-                written = self.bytes_written
-                pieces = [self._take()] if self._chunks else []
-                await self._threads.work(self._write_and_sync, pieces)
-                # a write that came meanwhile (none does in the callers' use) is not in the fsync
-                self._synced = self.bytes_written == written
-        except OSError as e:
-            self._error = os_error(e, self.path)
-        finally:
-            self._lock.release()
-
-    def _write_and_sync(self, pieces: list[tuple[list[bytes], int]]) -> None:
-        for chunks, offset in pieces:
-            pwrite_all(self._fd, chunks, offset)
-        os.fsync(self._fd)
-
-    async def _commit_now(self) -> None:
+    async def _commit_now(self, still_wanted: Callable[[], bool] | None = None) -> None:
         try:
             if self._error is not None:
                 raise self._error  # a write was refused (quota, disk): nothing of this upload is kept
@@ -737,7 +711,7 @@ class Writer(SharedCommit):
                 # what is still buffered goes out in the same trip to the disk thread as the
                 # fsync and the rename (earlier buffers went out before the lock was ours)
                 pieces = [self._take()] if self._chunks else []
-                await self._threads.work(self._finish_on_disk, pieces)
+                await self._threads.work(self._finish_on_disk, pieces, still_wanted)
             finally:
                 self._lock.release()
         except OSError as e:
@@ -753,12 +727,14 @@ class Writer(SharedCommit):
         self.location.close()
         await self._commit(self)
 
-    def _finish_on_disk(self, pieces: list[tuple[list[bytes], int]]) -> None:
+    def _finish_on_disk(self, pieces: list[tuple[list[bytes], int]], still_wanted=None) -> None:
         for chunks, offset in pieces:
             pwrite_all(self._fd, chunks, offset)
             self._synced = False
         if not self._synced:
             os.fsync(self._fd)
+        if still_wanted is not None and not still_wanted():
+            raise ClientGone("The upload was dropped before it was saved: its client went away.")
         if self.times is not None:
             os.utime(self._fd, self.times)
         os.close(self._fd)
