@@ -193,7 +193,13 @@ class Pool:
         with self._lock:
             self._queued += 1
             if self._queued > self._idle and len(self._threads) < self._max:
-                self._spawn()
+                try:
+                    self._spawn()
+                except RuntimeError:  # "can't start new thread": the threads there are will do it
+                    if not self._threads:
+                        self._queued -= 1
+                        raise
+                    log.warn("{pool}: could not start another thread; the job waits for a busy one", pool=self.name)
         self._queue.put((d, fn, args, kwargs))
         return d
 
@@ -209,8 +215,8 @@ class Pool:
 
     def _spawn(self) -> None:  # with self._lock held
         thread = threading.Thread(target=self._serve, name=f"{self.name}-{len(self._threads)}", daemon=True)
-        self._threads.append(thread)
         thread.start()
+        self._threads.append(thread)
 
     def _serve(self) -> None:
         _name_this_thread(self.name)

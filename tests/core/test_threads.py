@@ -134,3 +134,30 @@ async def test_a_pool_grows_to_its_limit_passes_errors_back_and_finishes_its_que
             d.addErrback(lambda _: None)
     with pytest.raises(RuntimeError):
         pool.run(int, ("1",), {})
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pool_that_cannot_start_a_thread_uses_the_ones_it_has_or_says_so(monkeypatch):
+    import threading
+
+    from appliance.threads import Pool
+
+    busy = Pool(reactor, "appliance-test", 1, 4)  # one thread, started before the limit is hit
+    empty = Pool(reactor, "appliance-test", 0, 4)
+    busy.start()
+    empty.start()
+    try:
+
+        def refuse(self):
+            raise RuntimeError("can't start new thread")
+
+        monkeypatch.setattr(threading.Thread, "start", refuse)
+        jobs = [busy.run(int, (str(n),), {}) for n in range(3)]  # more jobs than idle threads
+        with pytest.raises(RuntimeError):
+            empty.run(int, ("1",), {})
+        monkeypatch.undo()
+        assert [await job for job in jobs] == [0, 1, 2]
+    finally:
+        monkeypatch.undo()
+        busy.stop()
+        empty.stop()
