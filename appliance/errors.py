@@ -56,6 +56,9 @@ class Unavailable(ApplianceError):
 class ClientGone(Unavailable):
     """An upload was dropped at its commit: its client went away before it was saved."""
 
+    def __init__(self, message: str = "The upload was dropped before it was saved: its client went away."):
+        super().__init__(message)
+
 
 class AuthenticationFailed(ApplianceError):
     """Sign-in refused. The message is safe to show to the person signing in.

@@ -39,7 +39,7 @@ log = Logger()
 
 
 class Threads:
-    """Owns the database thread and the work pool; start before use, stop at shutdown."""
+    """Owns every pool (db, work, bulk, net, transfer); start before use, stop at shutdown."""
 
     def __init__(
         self, reactor, work_threads: int = 4, net_threads: int = 8, transfer_threads: int = 4, pin: bool = False
@@ -111,7 +111,7 @@ class Threads:
         return self._db.run(fn, args, kwargs)
 
     def work(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
-        """Run `fn` (CPU or disk work) on the work pool (awaitable)."""
+        """Run `fn` (short disk work: an open, a stat, a rename, an fsync, a listing's batch) on the work pool (awaitable)."""
         return self._work.run(fn, args, kwargs)
 
     def bulk(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:

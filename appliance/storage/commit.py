@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from ..errors import ApplianceError
+from ..errors import ApplianceError, ClientGone
 from .interface import Budget
 
 
@@ -15,6 +15,13 @@ class Owner(Protocol):
     when a commit begins, so that a STAT or OPEN right behind it waits for it."""
 
     def finishing(self, upload) -> Callable[[], None]: ...
+
+
+def last_look(still_wanted: Callable[[], bool] | None) -> None:
+    """An upload's commit, once its bytes are durable and before its name appears: raise
+    ClientGone when its caller says it is no longer wanted (see SharedCommit.commit)."""
+    if still_wanted is not None and not still_wanted():
+        raise ClientGone()
 
 
 class SharedCommit:

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 
 from twisted.internet.defer import Deferred, DeferredLock
 
-from ..errors import ApplianceError, ClientGone, Invalid, Unavailable
-from .commit import SharedCommit
+from ..errors import ApplianceError, Invalid, Unavailable
+from .commit import SharedCommit, last_look
 from .interface import Budget as Limits
 from .paths import virtual
 
@@ -181,8 +181,7 @@ class RemoteUpload(SharedCommit):
                 await self._durable()
             if self._error is not None:
                 raise self._error
-            if still_wanted is not None and not still_wanted():
-                raise ClientGone("The upload was dropped before it was saved: its client went away.")
+            last_look(still_wanted)
             await self._finish()
         except BaseException as e:
             await self.abort()

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from twisted.internet.defer import Deferred, DeferredLock
 from twisted.internet.threads import blockingCallFromThread
 
-from ...errors import AlreadyExists, ApplianceError, ClientGone, Invalid, QuotaExceeded, Unavailable
+from ...errors import AlreadyExists, ApplianceError, Invalid, QuotaExceeded, Unavailable
 from ...threads import Threads
-from ..commit import SharedCommit
+from ..commit import SharedCommit, last_look
 from ..interface import Budget as Limits
 from .socket_send import ReactorSend, SocketError, StopFlag
 from .tree import Location, os_error
@@ -727,14 +727,15 @@ class Writer(SharedCommit):
         self.location.close()
         await self._commit(self)
 
-    def _finish_on_disk(self, pieces: list[tuple[list[bytes], int]], still_wanted=None) -> None:
+    def _finish_on_disk(
+        self, pieces: list[tuple[list[bytes], int]], still_wanted: Callable[[], bool] | None = None
+    ) -> None:
         for chunks, offset in pieces:
             pwrite_all(self._fd, chunks, offset)
             self._synced = False
         if not self._synced:
             os.fsync(self._fd)
-        if still_wanted is not None and not still_wanted():
-            raise ClientGone("The upload was dropped before it was saved: its client went away.")
+        last_look(still_wanted)  # on this thread, between the fsync and the rename
         if self.times is not None:
             os.utime(self._fd, self.times)
         os.close(self._fd)
