@@ -306,6 +306,26 @@ def test_an_interrupted_upload_leaves_nothing_under_its_name(backend, tmp_path):
     assert backend.leftovers(user) == []
 
 
+def test_an_ftp_client_that_dies_mid_upload_leaves_nothing(backend):
+    """Its exit closes the control connection, then the data one cleanly: the commit's
+    last look (after the bytes are durable on the source, before the name appears) sees
+    the client gone, so the 100,000 bytes that came are not the file, on any source."""
+    import sys
+
+    from ..frontends.test_ftp import DYING_CLIENT
+
+    user = backend.user("dying")
+    client = subprocess.run([sys.executable, "-c", DYING_CLIENT, str(backend.daemon.ftp_port), user, PASSWORD],
+                            capture_output=True, timeout=60)  # fmt: skip
+    assert client.returncode == 0, client.stderr.decode(errors="replace")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (backend.files(user) or backend.leftovers(user)):
+        time.sleep(0.1)
+    assert backend.files(user) == {}  # nothing under half.bin, and the temporary upload went too
+    assert backend.leftovers(user) == []
+    assert not [row for row in backend.daemon.logs("upload") if row["username"] == user]
+
+
 def test_a_path_escape_is_refused(backend, tmp_path):
     user = backend.user("jail")
     backend.seed("", "secret.txt", b"not yours")  # at the source's root, beside the homes
