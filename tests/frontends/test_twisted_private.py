@@ -36,6 +36,7 @@ import appliance.frontends
 FTP = "appliance/frontends/ftp/twisted_private.py"
 SFTP = "appliance/frontends/sftp/twisted_private.py"
 HTTP = "appliance/frontends/http/twisted_private.py"
+TCP = "appliance/frontends/twisted_private.py"
 
 # (class, private method, sha256 of its source (first 16 hex digits), who depends on it and how)
 METHODS = [
@@ -142,11 +143,11 @@ ATTRIBUTES = [
         f"{SFTP} held_for_key_exchange: conch's queue of (type, payload) sent once the key exchange ends",
     ),
     (SSHConnection, "_log", f"{SFTP} connection_log: the connection's Logger"),
-    (FileDescriptor, "_tempDataLen", f"{SFTP} unsent_bytes/nothing_unsent: bytes written and not yet in dataBuffer"),
+    (FileDescriptor, "_tempDataLen", f"{TCP} unsent_bytes/nothing_unsent: bytes written and not yet in dataBuffer"),
     (
         FileDescriptor,
         "_writeDisconnected",
-        f"{SFTP} write_side_closed: the write side was closed (loseWriteConnection)",
+        f"{TCP} write_side_closed: the write side was closed (loseWriteConnection)",
     ),
     (
         HTTPChannel,

@@ -28,6 +28,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
+from ..tcp_send import send_now
 from .commands import ALIASES, FileCommands, quote_path
 from .data import CLOSE_GRACE, KEEP_REST, DataConnections
 from .errors import BadArgument, ftp_reply
@@ -161,7 +162,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
             return
         if isinstance(line, str):
             line = line.encode("utf-8", "replace")
-        self.transport.write(line + self.delimiter)
+        send_now(self.transport, [line + self.delimiter])  # not on the reactor's next turn: tcp_send.py
 
     def reply_code(self, code: int, text: str) -> None:
         self.sendLine(f"{code} {printable(text)}")

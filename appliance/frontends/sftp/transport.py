@@ -33,16 +33,15 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
+from ..tcp_send import send_now
 from ..tcp_state import least_round_trip
+from ..twisted_private import unsent_bytes
 from .compat import unread_allowance
 from .packets import CTR, ETM_HMACS, GCM, HMACS, PacketCiphers, PacketError, is_aead
 from .twisted_private import (
     connection_log,
     held_for_key_exchange,
     key_exchange_idle,
-    nothing_unsent,
-    unsent_bytes,
-    write_side_closed,
 )
 
 log = Logger()
@@ -50,7 +49,6 @@ log = Logger()
 MSG_CHANNEL_DATA = 94
 _TYPE = [bytes((n,)) for n in range(256)]
 _TWO_U32 = struct.Struct(">2L")
-_IOV_MAX = 512  # pieces per sendmsg() (Linux allows 1024)
 _COMPACT_AT = 1 << 16  # receive-buffer bytes consumed before they are dropped from its front
 KEXINIT_WAIT = 1.0  # seconds to wait for the client's first KEXINIT before sending ours regardless
 # bytes waiting in Twisted's send buffer beyond which the client is read no more and channels keep
@@ -303,30 +301,9 @@ class PacketTransport(transport.SSHServerTransport):
             self._write(pieces)
 
     def _write(self, pieces: list) -> None:
-        """Hand sealed pieces to the socket with one sendmsg(), without joining
-        them, when Twisted has nothing of ours waiting to go; the rest, and
-        anything while it has, goes through Twisted's buffer."""
-        tcp = self.transport
-        try:
-            idle = nothing_unsent(tcp)
-            sock = tcp.socket
-        except AttributeError:  # not Twisted's TCP transport (a test's): its own write
-            idle = False
-        if not idle or tcp.disconnecting or write_side_closed(tcp):
-            tcp.writeSequence(pieces)
-            return
-        while pieces:
-            batch, pieces = pieces[:_IOV_MAX], pieces[_IOV_MAX:]
-            try:
-                sent = sock.sendmsg(batch)
-            except BlockingIOError:
-                sent = 0
-            except OSError:  # the connection is going: Twisted finds out on its own write
-                tcp.writeSequence(batch + pieces)
-                return
-            if sent < sum(len(p) for p in batch):
-                tcp.writeSequence(_unsent(batch, sent) + pieces)
-                return
+        """Hand sealed pieces to the socket at once, with one sendmsg() and without
+        joining them (tcp_send.send_now)."""
+        send_now(self.transport, pieces)
 
     # ---- receiving
 
@@ -439,15 +416,6 @@ class PacketTransport(transport.SSHServerTransport):
             self._kexinit_wait.cancel()
         self._kexinit_wait = None
         super().connectionLost(reason)
-
-
-def _unsent(pieces: list, sent: int) -> list:
-    """`pieces` without their first `sent` bytes (as bytes: Twisted's buffer takes nothing else)."""
-    for i, piece in enumerate(pieces):
-        if sent < len(piece):
-            return [piece[sent:] if sent else piece, *pieces[i + 1 :]]
-        sent -= len(piece)
-    return []
 
 
 def _name_lists(packet: bytes) -> list[list[bytes]] | None:

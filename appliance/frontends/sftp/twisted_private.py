@@ -1,5 +1,5 @@
-"""Every use of a private name of Twisted Conch (and of Twisted's TCP transport) by
-the SFTP front end, in one place.
+"""Every use of a private name of Twisted Conch by the SFTP front end, in one place
+(those of Twisted's TCP transport are in frontends/tcp_send.py).
 
 Written against Twisted 26.10. tests/frontends/test_twisted_private.py pins each
 name used here (and the source of each method overridden): after an upgrade, a
@@ -18,9 +18,6 @@ The rest of the SFTP front end uses only public names and these.
   `_KEY_EXCHANGE_NONE`) and queues what may not be sent meanwhile in
   `_blockedByKeyExchange` (after `_allowedKeyExchangeMessageType`), which a
   transport that seals its own packets must honour as conch's sendPacket does.
-- the TCP send buffer: twisted.internet.abstract.FileDescriptor counts bytes not
-  yet in `dataBuffer` in `_tempDataLen` and marks a half-closed write side in
-  `_writeDisconnected`; flow control and the one-sendmsg() fast path read them.
 - `SSHConnection._log`, the connection's logger (its namespace is the class's).
 """
 
@@ -114,21 +111,3 @@ def held_for_key_exchange(ssh, message_type: int, parts) -> bool:
 def connection_log(conn):
     """An SSHConnection's logger."""
     return conn._log
-
-
-# -- the TCP transport under it ---------------------------------------------------------------
-
-
-def unsent_bytes(tcp) -> int:
-    """Bytes written to a Twisted TCP transport and not yet sent."""
-    return len(tcp.dataBuffer) - tcp.offset + tcp._tempDataLen
-
-
-def nothing_unsent(tcp) -> bool:
-    """Whether a Twisted TCP transport has nothing of ours waiting to go (and is connected)."""
-    return not tcp._tempDataLen and tcp.offset == len(tcp.dataBuffer) and tcp.connected
-
-
-def write_side_closed(tcp) -> bool:
-    """Whether a Twisted TCP transport's write side is closed (loseWriteConnection)."""
-    return tcp._writeDisconnected
