@@ -25,7 +25,7 @@ from appliance.errors import (
     Unavailable,
 )
 from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
-from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mlst_facts
+from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mdtm, mlst_facts, time_val
 from appliance.frontends.ftp.protocol import ls_line, quote_path
 
 from ..helpers import ADMIN_PASSWORD
@@ -192,6 +192,46 @@ def test_size_mdtm_mlst_and_cwd(daemon, user, ftp):
     assert ftp.cmd("CDUP")[0] == 250
     assert ftp.cmd("PWD")[1].startswith('"/"')
     assert ftp.cmd("CWD hello.txt")[0] >= 500
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("20210304050607", calendar.timegm((2021, 3, 4, 5, 6, 7))),
+        ("19700101000000", 0.0),
+        ("20240229235959", calendar.timegm((2024, 2, 29, 23, 59, 59))),
+        ("20210304050607.5", calendar.timegm((2021, 3, 4, 5, 6, 7)) + 0.5),
+        ("20210304050607.125", calendar.timegm((2021, 3, 4, 5, 6, 7)) + 0.125),
+    ],
+)
+def test_time_val_reads_rfc3659_times_in_utc(text, seconds):
+    assert time_val(text) == seconds
+    assert mdtm(time_val(text)) == text[:14]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "2021030405060", "202103040506078", "20211304050607", "20230229050607", "20210304240607",
+     "20210304056007", "2021-3-4050607", " 2021030405060", "２０２１０３０４０５０６０７", "20210304050607.",
+     "20210304050607.x", "20210304050607.1234567890", "20210304050607 "],
+)  # fmt: skip
+def test_time_val_refuses_what_is_not_a_time(text):
+    with pytest.raises(ValueError):
+        time_val(text)
+
+
+def test_mfmt_sets_the_modification_time(daemon, user, ftp):
+    home = daemon.home(user)
+    (home / "stamped.txt").write_bytes(b"x")
+    assert ftp.cmd("MFMT 20200102030405 stamped.txt") == (213, "Modify=20200102030405; /stamped.txt")
+    assert (home / "stamped.txt").stat().st_mtime == calendar.timegm((2020, 1, 2, 3, 4, 5))
+    assert ftp.cmd("MDTM stamped.txt") == (213, "20200102030405")
+    assert ftp.cmd("MFMT 20200102030405.25 stamped.txt")[0] == 213
+    assert (home / "stamped.txt").stat().st_mtime == calendar.timegm((2020, 1, 2, 3, 4, 5)) + 0.25
+    code, text = ftp.cmd("MFMT 20201302030405 stamped.txt")
+    assert (code, text) == (501, "MFMT needs a time as YYYYMMDDHHMMSS (UTC) and a path.")
+    assert ftp.cmd("MFMT 20200102030405 missing.txt")[0] == 550
+    (home / "stamped.txt").unlink()
 
 
 def test_mlsd_and_nlst_without_argument(daemon, user, ftp):

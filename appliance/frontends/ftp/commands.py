@@ -8,11 +8,8 @@ a reply through errors.ftp_reply.
 
 from __future__ import annotations
 
-import calendar
-import time
-
 from .errors import BadArgument
-from .listing import MLST_FACTS, mdtm
+from .listing import MLST_FACTS, mdtm, time_val
 
 FEATURES = (
     "AUTH TLS",
@@ -120,12 +117,12 @@ class FileCommands:
     async def ftp_MFMT(self, arg):
         stamp, _, path = arg.partition(" ")
         try:
-            mtime = calendar.timegm(time.strptime(stamp[:14], "%Y%m%d%H%M%S"))
+            mtime = time_val(stamp)
         except ValueError:
-            raise BadArgument("MFMT needs a time as YYYYMMDDHHMMSS and a path.") from None
+            raise BadArgument("MFMT needs a time as YYYYMMDDHHMMSS (UTC) and a path.") from None
         target = self._resolve(path)
-        await self.shell.setModified(self._segments(target), float(mtime))
-        return 213, f"Modify={stamp[:14]}; {target}"
+        await self.shell.setModified(self._segments(target), mtime)
+        return 213, f"Modify={stamp}; {target}"
 
     # -- information and the end -----------------------------------------------------------
 

@@ -3,6 +3,8 @@ line formats they send (`ls -l` lines, MLST facts)."""
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import fnmatch
 import re
 import stat
@@ -38,6 +40,25 @@ def wire_name(name: str) -> bytes:
 
 def mdtm(seconds: float) -> str:
     return time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds))
+
+
+def time_val(text: str) -> float:
+    """Seconds since the epoch of RFC 3659's time-val, YYYYMMDDHHMMSS[.sss] in UTC (what
+    MFMT sets, the inverse of `mdtm`); ValueError if `text` is not one. Parsed by hand:
+    time.strptime took ~30 us, a tenth of a small file's MFMT."""
+    whole, dot, fraction = text.partition(".")
+    if len(whole) != 14 or not (whole.isascii() and whole.isdigit()):
+        raise ValueError(text)
+    if dot and not (0 < len(fraction) <= 9 and fraction.isascii() and fraction.isdigit()):
+        raise ValueError(text)
+    n = int(whole)
+    year, month, day = n // 10**10, n // 10**8 % 100, n // 10**6 % 100
+    hour, minute, second = n // 10**4 % 100, n // 100 % 100, n % 100
+    datetime.date(year, month, day)  # ValueError for a day that does not exist
+    if hour > 23 or minute > 59 or second > 60:  # 60: a leap second, as strptime allows
+        raise ValueError(text)
+    seconds = calendar.timegm((year, month, day, hour, minute, second))
+    return seconds + int(fraction) / 10 ** len(fraction) if dot else float(seconds)
 
 
 def listable(name: str) -> bool:
