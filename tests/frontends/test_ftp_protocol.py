@@ -438,9 +438,13 @@ def test_abor_after_a_telnet_synch_stops_a_download(daemon, user, ftp):
     assert ftp.cmd("NOOP")[0] == 200
 
 
-def test_a_download_is_answered_before_its_audit_row_and_the_next_command_waits_for_it(daemon, user, ftp):
-    """226 goes out once the client has every byte; the audit row is written
-    after it, and the session's next reply (QUIT's too) only once it is there.
+@pytest.mark.parametrize("then", ["NOOP", "RETR audited.bin", "QUIT"])
+def test_a_download_is_answered_before_its_audit_row_and_only_the_next_transfers_set_up_goes_ahead(
+    daemon, user, ftp, then
+):
+    """226 goes out once the client has every byte; the audit row is written after it.
+    Meanwhile the client may set up its next transfer (EPSV, TYPE, REST are answered);
+    any other command (the next transfer, QUIT) is answered only once the row is there.
     The test holds the database's write lock so that the row must wait."""
     home = daemon.home(user)
     data = os.urandom(3 << 20)
@@ -454,15 +458,24 @@ def test_a_download_is_answered_before_its_audit_row_and_the_next_command_waits_
         assert read_all(conn) == data
         code, text = ftp.reply()
         assert code == 226 and f"{len(data)} bytes" in text
-        ftp.send("NOOP")
+        assert ftp.cmd("TYPE I")[0] == 200
+        next_conn = ftp.data(ftp.epsv())
+        assert ftp.cmd("REST 0")[0] == 350
+        ftp.send(then)
         readable, _, _ = select.select([ftp.sock], [], [], 0.5)
         assert not readable  # no answer while the audit row cannot be written
+        assert len(daemon.logs("download")) == before
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    assert ftp.reply()[0] == 200
+    code, _ = ftp.reply()
+    assert code == {"NOOP": 200, "RETR audited.bin": 150, "QUIT": 221}[then]
     rows = daemon.logs("download")[before:]
-    assert [(r["path"], r["bytes"]) for r in rows] == [("/audited.bin", len(data))]
+    assert [(r["path"], r["bytes"]) for r in rows[:1]] == [("/audited.bin", len(data))]
+    if then.startswith("RETR"):
+        assert read_all(next_conn) == data
+        assert ftp.reply()[0] == 226
+    next_conn.close()
 
 
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):

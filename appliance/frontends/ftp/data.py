@@ -37,6 +37,10 @@ CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before t
 # A REST holds for the transfer right after it; only these may come between (clients
 # set up the data connection before or after REST). Any other command forgets it.
 KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
+# What may run while a finished download's audit row is still being written: setting up
+# the next transfer (a client's next PASV overlaps the row); anything else, the next
+# transfer and QUIT among them, waits until the row is in the database.
+AHEAD_OF_A_ROW = frozenset("PASV EPSV PORT EPRT TYPE MODE STRU REST".split())
 
 
 class PassiveDoor(protocol.ServerFactory):
@@ -98,13 +102,17 @@ class DataConnections:
                 if sent is None:
                     await source.close()
             # The client has every byte: tell it now, then write the download's audit
-            # row. The session's next command (QUIT too) waits for that row.
+            # row, while the client sets up its next transfer (AHEAD_OF_A_ROW); any
+            # other command (QUIT too) waits for that row (FTPSession._run).
             self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
-            try:
-                await source.close()
-            except Exception:  # noqa: BLE001 - the reply is gone: log it, do not reply twice
-                log.failure("closing a finished FTP download of {path}", path=target)
+            self._row_behind = row = defer.ensureDeferred(source.close())
+            row.addErrback(lambda f: log.failure("closing a finished FTP download of {path}", f, path=target))
+            row.addBoth(self._row_written, row)
             return None
+
+    def _row_written(self, _, row) -> None:
+        if self._row_behind is row:
+            self._row_behind = None
 
     async def ftp_STOR(self, path):
         rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one
