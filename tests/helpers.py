@@ -137,6 +137,16 @@ def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: f
     raise TimeoutError(f"port {port} did not open")
 
 
+def loopback_connection() -> tuple[socket.socket, socket.socket]:
+    """(the server's side, the client's side) of a new loopback TCP connection."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        client = socket.create_connection(listener.getsockname())
+        server, _ = listener.accept()
+    return server, client
+
+
 def wait_for(condition, timeout: float = 30) -> None:
     """Poll `condition` until it holds; TimeoutError after `timeout` seconds."""
     deadline = time.monotonic() + timeout

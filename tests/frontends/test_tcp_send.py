@@ -19,6 +19,8 @@ from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 
 from appliance.frontends.tcp_send import send_now
 
+from ..helpers import loopback_connection
+
 
 class RecordingFdSet:
     """Stands in for the reactor's file-descriptor set: records who wants to write."""
@@ -43,11 +45,8 @@ class RecordingFdSet:
 @pytest.fixture
 def pair():
     """(Twisted's server-side transport on a real socket, the stand-in reactor, the client socket)."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        client = socket.create_connection(listener.getsockname())
-        sock, peer = listener.accept()
+    sock, client = loopback_connection()
+    peer = sock.getpeername()
     sock.setblocking(False)
     fdset = RecordingFdSet()
     transport = tcp.Server(sock, Protocol(), peer, None, 1, fdset)

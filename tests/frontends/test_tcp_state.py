@@ -11,17 +11,13 @@ import pytest
 
 from appliance.frontends.tcp_state import least_round_trip, peer_has_closed
 
-from ..helpers import wait_for
+from ..helpers import loopback_connection, wait_for
 
 
 @pytest.fixture
 def connection():
     """(the server's side, the client's side) of a loopback TCP connection."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        client = socket.create_connection(listener.getsockname())
-        server, _ = listener.accept()
+    server, client = loopback_connection()
     yield server, client
     server.close()
     client.close()
