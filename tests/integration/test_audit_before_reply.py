@@ -1,4 +1,6 @@
-"""An upload's final status goes out only once its audit row is committed.
+"""An upload's final status goes out only once its audit row is committed; a
+download's goes out before its row (the client's next request overlaps the row's
+commit), and the session's end waits for the row.
 
 The audit log writes its rows by group commit (many rows per transaction): each
 upload must still wait for its own row. These tests hold SQLite's write lock from
@@ -11,12 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import ftplib
+import os
 import socket
+import subprocess
 import threading
 
 import paramiko
+import pytest
 
 from ..api_client import signed_in
+from ..frontends.sftp_client import OPTIONS, RawSftp, auth_options, string, u32, u64
 from ..helpers import wait_for
 
 PASSWORD = "user-password-1"
@@ -118,6 +124,70 @@ def test_http_upload_reply_waits_for_the_audit_row(daemon):
         assert reply.status == 201, reply.body
 
     check_held_until_the_row_commits(daemon, "held-web", "one.bin", upload)
+
+
+def downloads_of(daemon, username: str) -> list:
+    return [(row["path"], row["bytes"]) for row in daemon.logs("download") if row["username"] == username]
+
+
+def test_an_sftp_download_is_answered_before_its_row_and_the_session_ends_after_it(daemon, tmp_path):
+    daemon.add_profile("held-get")
+    data = os.urandom(5000)
+    daemon.home("held-get").mkdir(parents=True, exist_ok=True)
+    (daemon.home("held-get") / "report.bin").write_bytes(data)
+    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
+    transport = paramiko.Transport(sock)
+    try:
+        transport.connect(username="held-get", password=PASSWORD)
+        channel = transport.open_session(timeout=TIMEOUT)
+        channel.settimeout(TIMEOUT)
+        channel.invoke_subsystem("sftp")
+        raw = RawSftp(channel)
+        with database_write_lock(daemon):
+            raw.request(3, string(b"/report.bin"), u32(1), u32(0))  # OPEN for reading
+            kind, _, body = raw.receive()
+            assert kind == 102, body  # HANDLE
+            handle = body[4:]
+            raw.request(5, string(handle), u64(0), u32(len(data) + 100))  # READ
+            kind, _, body = raw.receive()
+            assert (kind, body[4:]) == (103, data)  # DATA
+            raw.request(4, string(handle))  # CLOSE: answered though no row can be written
+            kind, _, body = raw.receive()
+            assert (kind, body[:4]) == (101, u32(0)), body  # STATUS OK
+            assert downloads_of(daemon, "held-get") == []
+        wait_for(lambda: downloads_of(daemon, "held-get") == [("/report.bin", len(data))])
+    finally:
+        transport.close()
+
+    # OpenSSH's sftp ends only when the session does: after the row. Its commands come
+    # on stdin once it has signed in (the sign-in's own row needs the database)
+    signed_in_before = len(logins_of(daemon, "held-get"))
+    client = subprocess.Popen(
+        ["sshpass", "-e", "sftp", *OPTIONS, *auth_options(None), "-P", str(daemon.sftp_port), "held-get@127.0.0.1"],
+        cwd=tmp_path, env={**os.environ, "SSHPASS": PASSWORD}, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: len(logins_of(daemon, "held-get")) > signed_in_before or client.poll() is not None)
+        with database_write_lock(daemon):
+            client.stdin.write("get report.bin back.bin\nbye\n")
+            client.stdin.flush()
+            back = tmp_path / "back.bin"
+            wait_for(lambda: (back.exists() and back.stat().st_size == len(data)) or client.poll() is not None)
+            with pytest.raises(subprocess.TimeoutExpired):
+                client.wait(0.5)  # the session has not ended: the row cannot be written
+        _, errors = client.communicate(timeout=TIMEOUT)
+        assert client.returncode == 0, errors
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert back.read_bytes() == data
+    assert downloads_of(daemon, "held-get") == [("/report.bin", len(data))] * 2
+
+
+def logins_of(daemon, username: str) -> list:
+    return [row for row in daemon.logs("login") if row["username"] == username]
 
 
 class _Bytes:

@@ -63,6 +63,8 @@ class SftpSession(BufferedChannel, session.SSHSession):
     def request_env(self, data):
         return 0
 
+    exit_after = None  # set by the subsystem: a Deferred of what the exit waits for, or None
+
     def eofReceived(self):
         """The client is done (scp waits for an exit status, as from OpenSSH's sftp-server)."""
         if self.client is not None:
@@ -70,7 +72,13 @@ class SftpSession(BufferedChannel, session.SSHSession):
         self.when_drained(self._exit)
 
     def _exit(self) -> None:
-        """The exit status after the last reply, then the close."""
+        """The exit status after the last reply and the session's last audit rows (the
+        downloads' rows, written after their replies), then the close: a client that
+        waits for the end of the session (OpenSSH's) finds every row written."""
+        waiting = self.exit_after() if self.exit_after is not None else None
+        if waiting is not None:
+            waiting.addBoth(lambda _: self._exit())
+            return
         self.conn.sendRequest(self, b"exit-status", struct.pack(">L", 0))
         self.loseConnection()
 

@@ -67,6 +67,9 @@ MAX_UNSENT = 4 << 20
 # costs memory beyond its bytes (a coroutine, a Deferred, work queued), and the window alone
 # would let 2 MiB of 13-byte requests in
 MAX_PENDING = 1024
+# downloads answered before their audit rows are written (see packet_CLOSE); past these, a
+# CLOSE waits for its row, so a client cannot pile up rows while the database is held up
+MAX_CLOSING_READS = 64
 _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
@@ -572,6 +575,7 @@ class SftpProtocol(FileTransferServerBase):
         self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
         self._draining = False  # the channel will call _drained once it has sent what it holds
         self._working = False  # in _work (a resumption then is left to its loop)
+        self._closing_reads: set[defer.Deferred] = set()  # downloads answered, their audit rows being written
 
     def connectionMade(self):
         super().connectionMade()
@@ -579,6 +583,14 @@ class SftpProtocol(FileTransferServerBase):
         channel = getattr(self.transport, "session", None)
         self._channel = channel if hasattr(channel, "unsent") else None
         self._consumed = getattr(channel, "consumed", None)
+        if hasattr(channel, "exit_after"):
+            channel.exit_after = self.downloads_closing
+
+    def downloads_closing(self) -> defer.Deferred | None:
+        """Fires once the downloads closed so far have their audit rows written (None: none pending)."""
+        if not self._closing_reads:
+            return None
+        return defer.DeferredList(list(self._closing_reads), consumeErrors=True)
 
     def dataReceived(self, data):
         self.buf += data
@@ -863,6 +875,14 @@ class SftpProtocol(FileTransferServerBase):
             file = self.openFiles.pop(handle)
             self.client.closed_handle()
             d = defer.maybeDeferred(file.close)
+            if isinstance(file, ReadFile) and not d.called and len(self._closing_reads) < MAX_CLOSING_READS:
+                # a download: its audit row is written after the reply, as after FTP's 226
+                # (the client's next request overlaps it); the session ends after it
+                self._closing_reads.add(d)
+                d.addErrback(lambda f: log.failure("closing a finished SFTP download", f))
+                d.addBoth(lambda _: self._closing_reads.discard(d))
+                self.status_ok(None, request_id, b"closed")
+                return
             d.addCallback(self.status_ok, request_id, b"closed")
             d.addErrback(self.request_failed, request_id, b"close failed")
         elif handle in self.openDirs:
