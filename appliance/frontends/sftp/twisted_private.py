@@ -1,5 +1,5 @@
 """Every use of a private name of Twisted Conch by the SFTP front end, in one place
-(those of Twisted's TCP transport are in frontends/tcp_send.py).
+(those of Twisted's TCP transport are in frontends/twisted_private.py).
 
 Written against Twisted 26.10. tests/frontends/test_twisted_private.py pins each
 name used here (and the source of each method overridden): after an upgrade, a
