@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -131,6 +132,24 @@ _CIPHER = re.compile(r"kex: client->server cipher: (\S+) MAC: (\S+)")
 _KEX = re.compile(r"kex: algorithm: (\S+)")
 
 
+def _ssh_client_argv(program: str, login: Login, verbose: bool = False) -> tuple[list[str], dict]:
+    """(argv, env) of OpenSSH's `program` ("sftp" or "ssh") signed in as `login`: by key,
+    or through sshpass by password. The caller adds its own options and the destination."""
+    options = ["-F", "/dev/null", "-v" if verbose else "-q", "-p" if program == "ssh" else "-P", str(login.port)]
+    options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    env = _client_env()
+    if login.key_file is not None:
+        argv = [program, *options, "-i", str(login.key_file), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none"]
+    else:
+        # -b implies BatchMode, which forbids password prompts: sshpass answers them
+        options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
+        # -P: with -v, the debug line "Next authentication method: password" would match
+        # sshpass's default prompt pattern and the password would go out too early
+        argv = ["sshpass", "-e", "-P", "'s password:", program, *options, "-o", "PubkeyAuthentication=no"]
+        env["SSHPASS"] = login.password
+    return argv, env
+
+
 def sftp_batch(login: Login, commands: list[str], scratch: Path, timeout: float, verbose: bool = False) -> _ClientRun:
     """One OpenSSH `sftp -b` run of `commands` (by key or, through sshpass, by password);
     its stdout lines come timestamped: the batch echoes each command (`sftp> put ...`)
@@ -138,22 +157,60 @@ def sftp_batch(login: Login, commands: list[str], scratch: Path, timeout: float,
     `verbose`: ssh's -v (the negotiated cipher on stderr), else -q (no progress lines)."""
     batch = scratch / "sftp.batch"
     batch.write_text("".join(f"{command}\n" for command in commands))
-    options = ["-F", "/dev/null", "-v" if verbose else "-q", "-P", str(login.port)]
-    options += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
-    env = _client_env()
-    if login.key_file is not None:
-        argv = ["sftp", *options, "-i", str(login.key_file), "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none"]
-    else:
-        # -b implies BatchMode, which forbids password prompts: sshpass answers them
-        options += ["-o", "BatchMode=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
-        # -P: with -v, the debug line "Next authentication method: password" would match
-        # sshpass's default prompt pattern and the password would go out too early
-        argv = ["sshpass", "-e", "-P", "'s password:", "sftp", *options, "-o", "PubkeyAuthentication=no"]
-        env["SSHPASS"] = login.password
+    argv, env = _ssh_client_argv("sftp", login, verbose)
     # -b last: sftp turns it into -oBatchMode=yes where it stands, and ssh keeps the
     # first value it sees, which would override BatchMode=no and forbid passwords
     argv += ["-b", str(batch), f"{login.username}@{LOOPBACK}"]
     return _run_client(argv, env, scratch, timeout)
+
+
+def sftp_round_trips(login: Login, path: str, count: int, scratch: Path, timeout: float) -> float:
+    """Seconds of `count` SFTP STATs of `path`, one after the other (each waits for its
+    answer), spoken by this process over OpenSSH's `ssh -s ... sftp` (ssh does the
+    transport and the crypto, as under `sftp`): a server's cost of one request and its
+    answer, without a client's per-command work (OpenSSH's `sftp` spends ~150 us on a
+    batch command of its own)."""
+    argv, env = _ssh_client_argv("ssh", login)
+    argv += ["-s", f"{login.username}@{LOOPBACK}", "sftp"]
+    with open(scratch / "client.stderr", "wb") as stderr:
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                                   start_new_session=True)  # fmt: skip
+    timer = threading.Timer(timeout, _kill_group, (process,))
+    timer.start()
+    try:
+        send, receive = process.stdin, process.stdout
+
+        def packet(kind: int, body: bytes) -> None:
+            send.write(struct.pack(">IB", len(body) + 1, kind) + body)
+            send.flush()
+
+        def answer() -> tuple[int, bytes]:
+            head = receive.read(5)
+            if len(head) < 5:
+                raise TransferFailed(f"the SFTP session ended\n{_tail((scratch / 'client.stderr').read_text())}")
+            length, kind = struct.unpack(">IB", head)
+            return kind, receive.read(length - 1)
+
+        packet(1, struct.pack(">I", 3))  # SSH_FXP_INIT, version 3
+        if answer()[0] != 2:  # SSH_FXP_VERSION
+            raise TransferFailed("the server did not answer SSH_FXP_INIT with its version")
+        name = path.encode()
+        requests = [struct.pack(">II", i, len(name)) + name for i in range(count)]
+        started = time.perf_counter()
+        for request in requests:
+            packet(17, request)  # SSH_FXP_STAT
+            kind, body = answer()
+            if kind != 105:  # SSH_FXP_ATTRS
+                raise TransferFailed(f"STAT {path} was answered with packet type {kind}: {body[:80]!r}")
+        seconds = time.perf_counter() - started
+        send.close()
+        process.wait()
+        return seconds
+    finally:
+        timer.cancel()
+        if process.poll() is None:
+            _kill_group(process)
+            process.wait()
 
 
 def echoes(run: _ClientRun) -> list[tuple[float, str]]:

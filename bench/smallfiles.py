@@ -43,7 +43,7 @@ from pathlib import Path
 
 import concurrency
 import pyrefs
-from clients import Endpoint, Login, TransferFailed, _client_env, _run_client, _tail, sftp_batch
+from clients import Endpoint, Login, TransferFailed, _client_env, _run_client, _tail, sftp_batch, sftp_round_trips
 from product import USERNAME, Product
 from refservers import OpenSshPasswordServer, OpenSshServer, VsftpdServer
 from support import LOOPBACK, MIB, BenchError, Ports, Workspace, format_size, one_run_at_a_time
@@ -77,6 +77,9 @@ def add_arguments(parser) -> None:
                        "(default: 50000; 0: no listing case)")  # fmt: skip
     group.add_argument("--small-logins", type=int, default=50, metavar="N",
                        help="sign-ins with a small download per server and repeat (default: 50; 0: none)")  # fmt: skip
+    group.add_argument("--round-trips", type=int, default=2000, metavar="N",
+                       help="requests, one after the other, of the round-trip rows: SFTP STAT, FTP MDTM "
+                       "(default: 2000; 0: none)")  # fmt: skip
     group.add_argument("--small-repeat", type=int, default=3, metavar="N",
                        help="repeats of every smallfiles case; the median is reported (default: 3)")  # fmt: skip
 
@@ -85,9 +88,9 @@ def add_arguments(parser) -> None:
 class Figure:
     """One timed run of one case on one side."""
 
-    case: str  # "sftp", "ftp", "ftp-parallel4", "sftp ls -l", "ftp LIST", "ftp MLSD", "api listing", ...
-    direction: str  # "upload", "download", "listing", "sign-in"
-    count: int  # files moved or entries listed (sign-ins: sign-ins)
+    case: str  # "sftp", "ftp", "ftp-parallel4", "sftp ls -l", "ftp LIST", "ftp MLSD", "api listing", "sftp STAT", ...
+    direction: str  # "upload", "download", "listing", "sign-in", "round trip"
+    count: int  # files moved or entries listed (sign-ins: sign-ins; round trips: requests)
     side: str
     repeat: int
     seconds: float | None = None
@@ -219,6 +222,20 @@ def ftp_listing(login: Login, folder: str, command: str, expected: int) -> float
     if len(entries) != expected:
         raise TransferFailed(f"{command} gave {len(entries)} entries, not {expected}")
     return seconds
+
+
+def ftp_round_trips(login: Login, name: str, count: int) -> float:
+    """Seconds of `count` FTP `MDTM name` commands, one after the other, with ftplib."""
+    with ftplib.FTP() as ftp:
+        ftp.connect(LOOPBACK, login.port, timeout=60)
+        ftp.login(login.username, login.password)
+        command = f"MDTM {name}"
+        started = time.perf_counter()
+        for _ in range(count):
+            reply = ftp.sendcmd(command)
+            if not reply.startswith("213"):
+                raise TransferFailed(f"{command} was answered {reply!r}")
+        return time.perf_counter() - started
 
 
 def _dot_entry(command: str, line: str) -> bool:
@@ -421,6 +438,35 @@ class SmallFiles:
             error = str(e)
         self.record(figure, error)
 
+    # -- request round trips
+
+    def run_round_trips(self, repeat: int) -> None:
+        """The cost of one request and its answer on each server: SFTP STAT (over OpenSSH's
+        ssh, a client of a few lines here) and FTP MDTM (ftplib), of a small file, one after
+        the other. No target: it says how much of a tree's time per file is the protocol's
+        round trips (an SFTP upload has three, a download four; FTP two and three)."""
+        count = self.args.round_trips
+        for (protocol, _), disk in self.disk.items():
+            if protocol in ("sftp", "ftp"):
+                (disk / "round-trip.bin").write_bytes(os.urandom(self.size))
+                (disk / "round-trip.bin").chmod(0o644)
+        for side in self.sides(repeat, "sftp"):
+            figure = Figure("sftp STAT", "round trip", count, side, repeat)
+            try:
+                figure.seconds = sftp_round_trips(self.sftp[side].login, "round-trip.bin", count, self.scratch, 120)
+                error = None
+            except TransferFailed as e:
+                error = str(e)
+            self.record(figure, error)
+        for side in self.sides(repeat, "ftp"):
+            figure = Figure("ftp MDTM", "round trip", count, side, repeat)
+            try:
+                figure.seconds = ftp_round_trips(self.ftp[side].login, "round-trip.bin", count)
+                error = None
+            except (TransferFailed, OSError, EOFError, ftplib.Error) as e:
+                error = str(e)
+            self.record(figure, error)
+
     # -- sign-in to a small download
 
     def run_signins(self, repeat: int) -> None:
@@ -460,7 +506,11 @@ class SmallFiles:
         rows = []
         keys = []
         for f in self.figures:
-            key = (f.case, f.direction, f.count if f.direction in ("upload", "download", "listing") else None)
+            key = (
+                f.case,
+                f.direction,
+                f.count if f.direction in ("upload", "download", "listing", "round trip") else None,
+            )
             if key not in keys:
                 keys.append(key)
         for case, direction, count in keys:
@@ -529,8 +579,9 @@ class SmallFiles:
             reference = f"{row['reference_per_s']:.1f}" if row["reference_per_s"] else "-"
             ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
             target = f">={row['target']:.1f}" if row["target"] is not None else ""
+            met = "" if row["target"] is None else "yes" if row["met"] else "NO"
             print(f"{row['case']:15}  {row['direction']:9}  {count:>6}  {product:>10}  {reference:>11}{py}  "
-                  f"{ratio:>5}{py_ratio}  {target:>7}  {'yes' if row['met'] else 'NO':>3}")  # fmt: skip
+                  f"{ratio:>5}{py_ratio}  {target:>7}  {met:>3}")  # fmt: skip
         mlsd = "; pyftpdlib's MLSD" if "ftp" in self.python else ""
         print(f"(ftp MLSD: the product's MLSD against vsftpd's LIST, which has no MLSD{mlsd})")
         failed = [f for f in self.figures if f.error is not None]
@@ -605,6 +656,8 @@ def main(args) -> int:
                 bench.run_trees(repeat)
                 if args.listing:
                     bench.run_listings(repeat)
+                if args.round_trips:
+                    bench.run_round_trips(repeat)
                 if args.small_logins:
                     bench.run_signins(repeat)
             rows = bench.summary()
