@@ -29,6 +29,9 @@ class ServerSettings:
     trial_days: int = 14  # length of a new organisation's trial
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
     pin_reactor: bool = True  # keep the reactor, database and short disk work on one CPU (bulk work uses all)
+    idle_spin_us: int = (
+        200  # microseconds, at most, the reactor looks for its next event before it sleeps (0: sleeps at once)
+    )
 
 
 @dataclass
@@ -233,6 +236,7 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
 _BOUNDS = {
     ("server", "trial_days"): (0, None),
     ("server", "shutdown_grace"): (0, None),
+    ("server", "idle_spin_us"): (0, 10_000),
     ("smtp", "port"): (1, 65535),
     ("security", "bcrypt_rounds"): (4, 16),
 }

@@ -195,7 +195,13 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     ):
         for description in descriptions:
             planned.append((parse_endpoint(reactor, description, what.lower()), description, what, make))
-    core = build_core(settings, reactor, hold_data_dir=True, pin=settings.server.pin_reactor)
+    core = build_core(
+        settings,
+        reactor,
+        hold_data_dir=True,
+        pin=settings.server.pin_reactor,
+        idle_spin=settings.server.idle_spin_us / 1_000_000,
+    )
     daemon = ApplianceService(core)
     services = core.services()  # what the front ends see: no store, no thread pools, no data dir
     factories = {}

@@ -19,6 +19,10 @@ makes a few such trips (its open, its commit, its audit row). So the reactor, th
 database thread and the work pool are kept on one CPU (with the GIL they seldom run
 Python at the same time anyway), and the pools whose work is long or runs in C
 without the GIL (bulk, net, transfer) on every CPU the process may use.
+
+How the reactor waits (`idle_spin`: the daemon's `[server] idle_spin_us`): it looks
+for its next event a short while before it sleeps, while the database thread and the
+work pool have nothing to do (reactor_idle.py).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from . import reactor_idle
+
 T = TypeVar("T")
 log = Logger()
 
@@ -42,11 +48,19 @@ class Threads:
     """Owns every pool (db, work, bulk, net, transfer); start before use, stop at shutdown."""
 
     def __init__(
-        self, reactor, work_threads: int = 4, net_threads: int = 8, transfer_threads: int = 4, pin: bool = False
+        self,
+        reactor,
+        work_threads: int = 4,
+        net_threads: int = 8,
+        transfer_threads: int = 4,
+        pin: bool = False,
+        idle_spin: float = 0.0,
     ):
         self._reactor = reactor
         self.reactor = reactor
         self._pin = pin
+        self._idle_spin = idle_spin  # seconds the reactor looks for events before it sleeps
+        self.spin: reactor_idle.IdleSpin | None = None  # how it does, once started (reactor_idle.install)
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
         self._allowed: set[int] = set()  # the CPUs the process may use, when pinned
         self._db = Pool(reactor, "appliance-db", 1, 1)
@@ -69,6 +83,8 @@ class Threads:
         self._bulk.start()
         self._net.start()
         self._transfer.start()
+        if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
+            self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.short_work_idle)
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
 
     def stop(self) -> None:
@@ -79,6 +95,9 @@ class Threads:
             self._reactor.removeSystemEventTrigger(self._trigger)
         except (ValueError, KeyError):
             pass  # already fired: we are being called by it
+        if self.spin is not None:
+            reactor_idle.uninstall(self._reactor)
+            self.spin = None
         if self.cpu is not None:
             os.sched_setaffinity(0, self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None
@@ -105,6 +124,11 @@ class Threads:
         for pool, cpus in ((self._db, {cpu}), (self._work, {cpu}), (self._bulk, allowed), (self._net, allowed),
                            (self._transfer, allowed)):  # fmt: skip
             pool.cpus = frozenset(cpus)
+
+    def short_work_idle(self) -> bool:
+        """Whether the database thread and the work pool (the pools that share the reactor's
+        CPU when pinned) have no job queued or running."""
+        return self._db.idle and self._work.idle
 
     def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` on the database thread (awaitable)."""
@@ -177,6 +201,7 @@ class Pool:
         self._threads: list[threading.Thread] = []
         self._idle = 0  # threads waiting for a job
         self._queued = 0  # jobs no thread has taken yet
+        self._unfinished = 0  # jobs given and not done (their results may still be on the way back)
         self._started = False
 
     def start(self) -> None:
@@ -185,6 +210,11 @@ class Pool:
             while len(self._threads) < self._min:
                 self._spawn()
 
+    @property
+    def idle(self) -> bool:
+        """No job queued or running (read without the lock: a moment's view)."""
+        return not self._unfinished
+
     def run(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> Deferred[T]:
         """`fn(*args, **kwargs)` on a thread of the pool: a Deferred of its result."""
         if not self._started:
@@ -192,12 +222,14 @@ class Pool:
         d: Deferred[T] = Deferred()
         with self._lock:
             self._queued += 1
+            self._unfinished += 1
             if self._queued > self._idle and len(self._threads) < self._max:
                 try:
                     self._spawn()
                 except RuntimeError:  # "can't start new thread": the threads there are will do it
                     if not self._threads:
                         self._queued -= 1
+                        self._unfinished -= 1
                         raise
                     log.warn("{pool}: could not start another thread; the job waits for a busy one", pool=self.name)
         self._queue.put((d, fn, args, kwargs))
@@ -238,8 +270,14 @@ class Pool:
             try:
                 result = fn(*args, **kwargs)
             except BaseException:  # noqa: BLE001 - handed to the caller, as deferToThread does
-                back(d.errback, Failure())
+                failure = Failure()
+                with lock:
+                    self._unfinished -= 1
+                back(d.errback, failure)
+                failure = None
             else:
+                with lock:
+                    self._unfinished -= 1
                 back(d.callback, result)
                 result = None
             d = fn = args = kwargs = None  # hold nothing of the job while waiting for the next

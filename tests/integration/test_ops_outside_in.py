@@ -188,6 +188,7 @@ def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path):
     [
         ("APPLIANCE_SERVER_SHUTDOWN_GRACE", "-5", "[server] shutdown_grace: must be at least 0, got -5"),
         ("APPLIANCE_SERVER_TRIAL_DAYS", "-1", "[server] trial_days: must be at least 0, got -1"),
+        ("APPLIANCE_SERVER_IDLE_SPIN_US", "20000", "[server] idle_spin_us: must be from 0 to 10000, got 20000"),
         ("APPLIANCE_SMTP_PORT", "70000", "[smtp] port: must be from 1 to 65535, got 70000"),
         ("APPLIANCE_SFTP_MAX_OPEN_HANDLES", "0", "[sftp] max_open_handles: must be at least 1, got 0"),
         ("APPLIANCE_FTP_IDLE_TIMEOUT", "0", "[ftp] idle_timeout: must be at least 1, got 0"),

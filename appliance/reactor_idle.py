@@ -1,0 +1,110 @@
+"""How the reactor waits for its next event: it looks again for a short while before it
+sleeps, as long as events keep coming that soon (`[server] idle_spin_us`).
+
+A client that talks request by request (SFTP's open, write and close of each small file)
+leaves the reactor with nothing to do between its answer and the client's next request,
+a few tens of microseconds later. Asleep in `epoll_wait`, the reactor's CPU halts, and on
+a virtual machine whose kernel does not poll before halting (`guest_halt_poll_ns` 0, as
+on this project's VM) waking a halted CPU goes through the hypervisor: ~45 us more per
+request (a Python ping-pong over loopback: 62 us a round trip with the server asleep
+between pings, 19 us with it looking for 50 us first; bench/README.md).
+
+So the reactor looks for events (epoll_wait without a timeout, yielding the CPU between
+looks) for up to a window before it sleeps, and sizes the window as the kernel's own
+halt-polling does (drivers/cpuidle/governors/haltpoll.c): an event that came after the
+window but within `idle_spin_us` doubles the window (from a quarter of it at first), an
+event that came later halves it (and below a quarter it is closed). A daemon answering a
+quick exchange looks; an idle one, or one answering a slow trickle of requests, sleeps at
+once after a few looks, as before.
+
+It does not look when a timer is due sooner, when the database thread or the work pool
+is busy (they need this CPU, which does not halt meanwhile anyway), nor when the daemon
+may use one CPU only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+
+def reactor_poller(reactor):
+    """The epoll object of Twisted's EPollReactor (`_poller`, private; written against
+    Twisted 26.10 and pinned by tests/test_reactor_idle.py), or None for another reactor."""
+    return getattr(reactor, "_poller", None)
+
+
+class IdleSpin:
+    """The reactor's `doIteration`: `poll` is the reactor's own `doPoll` (the wait and the
+    handling of what came), `peek` the epoll object's `poll` (level-triggered: what it
+    sees stays for `poll`). Looks for up to `window` seconds, between 0 and `most`, while
+    `quiet()` says nothing else of ours would run on this CPU."""
+
+    def __init__(
+        self,
+        poll: Callable[[float | None], None],
+        peek: Callable[[float, int], list],
+        most: float,
+        quiet: Callable[[], bool],
+        clock: Callable[[], float] = time.perf_counter,
+        pause: Callable[[], None] = os.sched_yield,
+    ):
+        self._poll = poll
+        self._peek = peek
+        self.most = most
+        self.start = most / 4  # the first window, and the least one kept
+        self.window = 0.0
+        self._quiet = quiet
+        self._clock = clock
+        self._pause = pause
+
+    def __call__(self, timeout: float | None) -> None:
+        if (timeout is not None and timeout <= self.most) or not self._quiet():
+            self._poll(timeout)  # a timer comes first, or another thread needs this CPU
+            return
+        peek, clock = self._peek, self._clock
+        started = clock()
+        try:
+            if self.window:
+                deadline = started + self.window
+                pause = self._pause
+                while not peek(0, 1):
+                    if clock() >= deadline:
+                        break
+                    pause()
+                else:
+                    self._poll(0)  # it came while looking: no sleep
+                    return
+            # sleep until something comes (or the timer), then size the window by when
+            peek(-1 if timeout is None else timeout, 1)
+            self._resize(clock() - started)
+        except OSError:
+            pass  # the reactor's poll reports what is wrong, as it always has
+        else:
+            self._poll(0)
+            return
+        self._poll(timeout)
+
+    def _resize(self, idle: float) -> None:
+        if self.window < idle <= self.most:
+            self.window = min(self.most, max(self.window * 2, self.start))
+        elif idle > self.most:
+            half = self.window / 2
+            self.window = half if half >= self.start else 0.0
+
+
+def install(reactor, most: float, quiet: Callable[[], bool]) -> IdleSpin | None:
+    """Make `reactor` look for up to `most` seconds before it sleeps (see the module); None
+    (and nothing changed) when it cannot: not Twisted's epoll reactor, or no time given."""
+    poller = reactor_poller(reactor)
+    if most <= 0 or poller is None or not hasattr(poller, "poll"):
+        return None
+    spin = reactor.doIteration = IdleSpin(reactor.doPoll, poller.poll, most, quiet)
+    return spin
+
+
+def uninstall(reactor) -> None:
+    """Undo `install`: the reactor sleeps as soon as it waits again."""
+    if isinstance(reactor.__dict__.get("doIteration"), IdleSpin):
+        del reactor.doIteration
