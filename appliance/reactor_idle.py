@@ -17,9 +17,10 @@ event that came later halves it (and below a quarter it is closed). A daemon ans
 quick exchange looks; an idle one, or one answering a slow trickle of requests, sleeps at
 once after a few looks, as before.
 
-It does not look when a timer is due sooner, when the database thread or the work pool
-is busy (they need this CPU, which does not halt meanwhile anyway), nor when the daemon
-may use one CPU only.
+It does not look when a timer is due sooner, when any of the daemon's threads has work
+(the database thread and the work pool share this CPU, which does not halt meanwhile
+anyway; and looking takes the GIL and gives it back many times, which slowed a big
+transfer's thread by 3-15% when it did), nor when the daemon may use one CPU only.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ Python at the same time anyway), and the pools whose work is long or runs in C
 without the GIL (bulk, net, transfer) on every CPU the process may use.
 
 How the reactor waits (`idle_spin`: the daemon's `[server] idle_spin_us`): it looks
-for its next event a short while before it sleeps, while the database thread and the
-work pool have nothing to do (reactor_idle.py).
+for its next event a short while before it sleeps, while no pool has work: a pinned
+thread needs its CPU, and any thread the GIL, which looking takes and gives back many
+times (reactor_idle.py).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class Threads:
         self._net.start()
         self._transfer.start()
         if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
-            self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.short_work_idle)
+            self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.all_idle)
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
 
     def stop(self) -> None:
@@ -125,10 +126,10 @@ class Threads:
                            (self._transfer, allowed)):  # fmt: skip
             pool.cpus = frozenset(cpus)
 
-    def short_work_idle(self) -> bool:
-        """Whether the database thread and the work pool (the pools that share the reactor's
-        CPU when pinned) have no job queued or running."""
-        return self._db.idle and self._work.idle
+    def all_idle(self) -> bool:
+        """Whether no pool has a job queued or running: the reactor's looking for its next
+        event (reactor_idle.py) would take the CPU or the GIL from none of them."""
+        return self._db.idle and self._work.idle and self._bulk.idle and self._transfer.idle and self._net.idle
 
     def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` on the database thread (awaitable)."""

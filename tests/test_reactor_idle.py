@@ -204,7 +204,7 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         threads.start()
         try:
             assert isinstance(reactor.doIteration, IdleSpin) and threads.spin is reactor.doIteration
-            assert threads.short_work_idle()
+            assert threads.all_idle()
         finally:
             threads.stop()
         assert "doIteration" not in reactor.__dict__ and threads.spin is None
