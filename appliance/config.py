@@ -29,9 +29,7 @@ class ServerSettings:
     trial_days: int = 14  # length of a new organisation's trial
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
     pin_reactor: bool = True  # keep the reactor, database and short disk work on one CPU (bulk work uses all)
-    idle_spin_us: int = (
-        200  # microseconds, at most, the reactor looks for its next event before it sleeps (0: sleeps at once)
-    )
+    idle_spin_us: int = 200  # microseconds the reactor looks for its next event before sleeping, at most (0: none)
 
 
 @dataclass
