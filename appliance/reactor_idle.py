@@ -64,28 +64,29 @@ class IdleSpin:
         if (timeout is not None and timeout <= self.most) or not self._quiet():
             self._poll(timeout)  # a timer comes first, or another thread needs this CPU
             return
+        try:
+            self._wait(timeout)
+        except (OSError, ValueError):  # a broken or closed epoll object
+            self._poll(timeout)  # which reports it, as it always has
+            return
+        self._poll(0)  # what came (or nothing: the timer is due)
+
+    def _wait(self, timeout: float | None) -> None:
+        """Until something is ready (or the timeout ends), looking for up to the window
+        first; a wait that went to sleep resizes the window by how long it was."""
         peek, clock = self._peek, self._clock
         started = clock()
-        try:
-            if self.window:
-                deadline = started + self.window
-                pause = self._pause
-                while not peek(0, 1):
-                    if clock() >= deadline:
-                        break
-                    pause()
-                else:
-                    self._poll(0)  # it came while looking: no sleep
-                    return
-            # sleep until something comes (or the timer), then size the window by when
-            peek(-1 if timeout is None else timeout, 1)
-            self._resize(clock() - started)
-        except OSError:
-            pass  # the reactor's poll reports what is wrong, as it always has
-        else:
-            self._poll(0)
-            return
-        self._poll(timeout)
+        if self.window:
+            deadline = started + self.window
+            pause = self._pause
+            while not peek(0, 1):
+                if clock() >= deadline:
+                    break
+                pause()
+            else:
+                return  # it came while looking: no sleep
+        peek(-1 if timeout is None else timeout, 1)
+        self._resize(clock() - started)
 
     def _resize(self, idle: float) -> None:
         if self.window < idle <= self.most:

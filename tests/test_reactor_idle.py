@@ -128,11 +128,14 @@ def test_a_timer_that_ends_the_sleep_shrinks_the_window_and_is_run():
     assert spin.window == MOST / 2
 
 
-def test_an_error_from_the_look_goes_to_the_reactors_own_wait():
+@pytest.mark.parametrize(
+    "error", [OSError(9, "Bad file descriptor"), ValueError("I/O operation on closed epoll object")]
+)
+def test_an_error_from_the_look_goes_to_the_reactors_own_wait(error):
     calls = []
 
     def peek(timeout, most):
-        raise OSError(9, "Bad file descriptor")
+        raise error
 
     spin = IdleSpin(calls.append, peek, MOST, lambda: True)
     spin.window = MOST
