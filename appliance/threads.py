@@ -269,19 +269,13 @@ class Pool:
             d, fn, args, kwargs = job
             job = None
             try:
-                result = fn(*args, **kwargs)
+                outcome, result = d.callback, fn(*args, **kwargs)
             except BaseException:  # noqa: BLE001 - handed to the caller, as deferToThread does
-                failure = Failure()
-                with lock:
-                    self._unfinished -= 1
-                back(d.errback, failure)
-                failure = None
-            else:
-                with lock:
-                    self._unfinished -= 1
-                back(d.callback, result)
-                result = None
-            d = fn = args = kwargs = None  # hold nothing of the job while waiting for the next
+                outcome, result = d.errback, Failure()
+            with lock:
+                self._unfinished -= 1  # done: its result is on the way back
+            back(outcome, result)
+            d = fn = args = kwargs = outcome = result = None  # hold nothing of the job while waiting for the next
 
 
 def _name_this_thread(name: str) -> None:
