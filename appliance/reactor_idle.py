@@ -56,12 +56,12 @@ class IdleSpin:
         self.most = most
         self.start = most / 4  # the first window, and the least one kept
         self.window = 0.0
-        self._quiet = quiet
+        self.quiet = quiet  # whether nothing else of ours would run now
         self._clock = clock
         self._pause = pause
 
     def __call__(self, timeout: float | None) -> None:
-        if (timeout is not None and timeout <= self.most) or not self._quiet():
+        if (timeout is not None and timeout <= self.most) or not self.quiet():
             self._poll(timeout)  # a timer comes first, or another thread needs this CPU
             return
         try:

@@ -10,6 +10,8 @@ import inspect
 import os
 import select
 import socket
+import threading
+import time
 
 import pytest
 from twisted.internet import protocol
@@ -207,7 +209,17 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         threads.start()
         try:
             assert isinstance(reactor.doIteration, IdleSpin) and threads.spin is reactor.doIteration
-            assert threads.all_idle()
+            assert threads.spin.quiet == threads.all_idle and threads.all_idle()
+            # a job on any pool (here a transfer's stand-in on the bulk pool) stops the looks
+            go = threading.Event()
+            threads.bulk(go.wait, 5)
+            assert not threads.spin.quiet()
+            go.set()
+            for _ in range(500):
+                if threads.spin.quiet():
+                    break
+                time.sleep(0.01)
+            assert threads.spin.quiet()
         finally:
             threads.stop()
         assert "doIteration" not in reactor.__dict__ and threads.spin is None
@@ -224,8 +236,6 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
 
 
 def test_a_pool_is_busy_from_a_job_given_until_its_result_is_on_the_way_back():
-    import threading
-
     from appliance.threads import Pool
 
     class Reactor:  # callFromThread runs the callback at once: enough for the counts
@@ -247,7 +257,7 @@ def test_a_pool_is_busy_from_a_job_given_until_its_result_is_on_the_way_back():
         for _ in range(500):
             if results:
                 break
-            threading.Event().wait(0.01)
+            time.sleep(0.01)
         assert results and pool.idle
     finally:
         pool.stop()
