@@ -4,10 +4,9 @@ core.signin, its live session wrapped in a CoreShell."""
 from __future__ import annotations
 
 from twisted.cred.portal import Portal
-from twisted.protocols.ftp import IFTPShell
 
 from ..credentials import core_portal
-from .shell import CoreShell
+from .shell import CoreShell, IFilesShell
 
 
 def _shell(live):
@@ -16,4 +15,4 @@ def _shell(live):
 
 
 def ftp_portal(core) -> Portal:
-    return core_portal(core.signin, "ftp", IFTPShell, _shell)
+    return core_portal(core.signin, "ftp", IFilesShell, _shell)

@@ -1,20 +1,21 @@
-"""The IFTPShell over a core FileSession.
+"""The FTP session's files: a core FileSession behind the calls the FTP commands make.
 
 Paths arrive as absolute segment lists (the protocol joins the working folder
 first); every call goes to the core, which confines, checks permissions and
 quota, and does its disk work off the reactor. Never twisted's FTPShell, which
 does disk I/O on the reactor and is not confined.
+
+The calls are Twisted's IFTPShell, but coroutines instead of methods returning
+Deferreds: every caller is a command of ours that awaits it, and a Deferred around
+each (`as_deferred`) cost ~10 us a command (MDTM 130 -> 121 us a round trip).
 """
 
 from __future__ import annotations
 
-from twisted.internet import defer
-from twisted.protocols.ftp import IFTPShell
-from zope.interface import implementer
+from zope.interface import Interface, implementer
 
 from ...core.files import Entry, EntryBatches, FileSession
 from ...errors import Invalid
-from ...threads import as_deferred
 from .transfer import ReadFile, WriteFile
 
 CHANGES = ("upload", "overwrite", "delete", "rename", "mkdir")
@@ -41,7 +42,11 @@ def entry_value(entry: Entry, key: str):
     raise KeyError(key)
 
 
-@implementer(IFTPShell)
+class IFilesShell(Interface):
+    """What an FTP sign-in gives its session: a CoreShell (the portal's avatar interface)."""
+
+
+@implementer(IFilesShell)
 class CoreShell:
     """One signed-in profile's files, for one FTP connection."""
 
@@ -64,64 +69,50 @@ class CoreShell:
             allowed -= set(CHANGES)
         return frozenset(allowed)
 
-    # -- IFTPShell ------------------------------------------------------------------
+    # -- IFTPShell's calls, as coroutines ----------------------------------------------
 
-    def makeDirectory(self, path):
-        return as_deferred(self.session.mkdir(self.path(path)))
+    async def makeDirectory(self, path):
+        await self.session.mkdir(self.path(path))
 
-    def removeDirectory(self, path):
-        return as_deferred(self.session.rmdir(self.path(path)))
+    async def removeDirectory(self, path):
+        await self.session.rmdir(self.path(path))
 
-    def removeFile(self, path):
-        return as_deferred(self.session.remove(self.path(path)))
+    async def removeFile(self, path):
+        await self.session.remove(self.path(path))
 
-    def rename(self, fromPath, toPath):
+    async def rename(self, fromPath, toPath):
         # FTP's RNTO replaces an existing file, as rename(2) does (the core checks 'overwrite').
-        return as_deferred(self.session.rename(self.path(fromPath), self.path(toPath), overwrite=True))
+        await self.session.rename(self.path(fromPath), self.path(toPath), overwrite=True)
 
-    def access(self, path):
-        return as_deferred(self._access(self.path(path)))
-
-    async def _access(self, path: str) -> None:
-        entry = await self.session.stat(path)
+    async def access(self, path):
+        where = self.path(path)
+        entry = await self.session.stat(where)
         if not entry.is_dir:
-            raise Invalid(f"{path} is a file, not a folder.")
+            raise Invalid(f"{where} is a file, not a folder.")
 
-    def stat(self, path, keys=()):
-        return as_deferred(self._stat(self.path(path), keys))
-
-    async def _stat(self, path: str, keys) -> list:
-        entry = await self.session.stat(path)
+    async def stat(self, path, keys=()):
+        entry = await self.session.stat(self.path(path))
         return [entry_value(entry, key) for key in keys]
 
-    def list(self, path, keys=()):
-        return as_deferred(self._list(self.path(path), keys))
-
-    async def _list(self, path: str, keys) -> list:
-        entries = await self.session.list(path)
+    async def list(self, path, keys=()):
+        entries = await self.session.list(self.path(path))
         return [(entry.name, tuple(entry_value(entry, key) for key in keys)) for entry in entries]
 
-    def openForReading(self, path):
-        return as_deferred(self._open_read(self.path(path)))
+    async def openForReading(self, path) -> ReadFile:
+        return ReadFile(await self.session.open_read(self.path(path)))
 
-    async def _open_read(self, path: str) -> ReadFile:
-        return ReadFile(await self.session.open_read(path))
-
-    def openForWriting(self, path, resume: bool = False):
+    async def openForWriting(self, path, resume: bool = False) -> WriteFile:
         """An upload; with `resume` it starts as a copy of the existing file (REST, APPE)."""
-        return as_deferred(self._open_write(self.path(path), resume))
-
-    async def _open_write(self, path: str, resume: bool) -> WriteFile:
-        return WriteFile(await self.session.open_write(path, truncate=not resume))
+        return WriteFile(await self.session.open_write(self.path(path), truncate=not resume))
 
     # -- beyond IFTPShell ---------------------------------------------------------------
 
-    def list_in_order(self, path) -> defer.Deferred[EntryBatches]:
+    async def list_in_order(self, path) -> EntryBatches:
         """The folder's entries sorted by name, read a batch at a time (LIST, NLST, MLSD)."""
-        return as_deferred(self.session.list_in_order(self.path(path)))
+        return await self.session.list_in_order(self.path(path))
 
-    def setModified(self, path, mtime: float):
-        return as_deferred(self.session.set_times(self.path(path), mtime, mtime))
+    async def setModified(self, path, mtime: float):
+        await self.session.set_times(self.path(path), mtime, mtime)
 
     def logout(self) -> None:
         """Nothing to release: open files belong to the transfers, which the protocol ends."""

@@ -19,12 +19,12 @@ import socket
 from twisted.internet import defer
 from twisted.internet.interfaces import IOpenSSLContextFactory, ITLSTransport
 from twisted.logger import Logger
-from twisted.protocols import ftp
 from zope.interface import implementer
 
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
 from .errors import BadArgument
+from .shell import IFilesShell
 
 log = Logger()
 
@@ -147,7 +147,7 @@ class SignIn:
         address = self._peer_host()
         try:
             credentials = PeerCredentials(username, password, address, self._tls is not None, self._ticket)
-            _interface, shell, logout = await self.portal.login(credentials, address, ftp.IFTPShell)
+            _interface, shell, logout = await self.portal.login(credentials, address, IFilesShell)
         except ApplianceError as e:
             if isinstance(e, Unavailable):  # not the password's fault (a full data disk): say so, not 530
                 self.reply_code(421, str(e))
