@@ -62,6 +62,7 @@ class Threads:
         self._pin = pin
         self._idle_spin = idle_spin  # seconds the reactor looks for events before it sleeps
         self.spin: reactor_idle.IdleSpin | None = None  # how it does, once started (reactor_idle.install)
+        self.dispatch: reactor_idle.DirectDispatch | None = None  # how it hands out events (reactor_idle.py)
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
         self._allowed: set[int] = set()  # the CPUs the process may use, when pinned
         self._db = Pool(reactor, "appliance-db", 1, 1)
@@ -84,6 +85,7 @@ class Threads:
         self._bulk.start()
         self._net.start()
         self._transfer.start()
+        self.dispatch = reactor_idle.dispatch_directly(self._reactor)
         if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
             self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.all_idle)
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
@@ -99,6 +101,9 @@ class Threads:
         if self.spin is not None:
             reactor_idle.uninstall(self._reactor)
             self.spin = None
+        if self.dispatch is not None:
+            reactor_idle.undo_dispatch(self._reactor)
+            self.dispatch = None
         if self.cpu is not None:
             os.sched_setaffinity(0, self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None

@@ -1,7 +1,8 @@
 """The reactor looks for its next event a while before it sleeps (appliance/reactor_idle.py):
 the window it looks for and when it does not look, with a stand-in poller and clock
 (what it decides, not how fast it is); the install on Twisted's real epoll reactor, with
-real sockets; and the parts of Twisted it relies on, pinned."""
+real sockets; the direct dispatch of what epoll reports (reads, writes, a protocol's error
+logged with its prefix, hang-ups); and the parts of Twisted they rely on, pinned."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ import pytest
 from twisted.internet import protocol
 from twisted.internet.base import ReactorBase
 from twisted.internet.epollreactor import EPollReactor
+from twisted.internet.error import ConnectionDone
 
 from appliance import reactor_idle
-from appliance.reactor_idle import IdleSpin
+from appliance.reactor_idle import DirectDispatch, IdleSpin
 from appliance.threads import Threads
 
 US = 1e-6
@@ -187,6 +189,101 @@ def test_installed_on_twisteds_epoll_reactor_it_serves_a_ping_pong_and_comes_off
         reactor._poller.close()  # noqa: SLF001 - the throwaway reactor's epoll
 
 
+class Breaks(protocol.Protocol):
+    """Echoes, and raises on a line saying "break"; remembers how it ended."""
+
+    ended: list = []
+
+    def logPrefix(self):
+        return "Breaks-under-test"
+
+    def dataReceived(self, data):
+        if b"break" in data:
+            raise RuntimeError("a bug in a protocol")
+        self.transport.write(data)
+
+    def connectionLost(self, reason):
+        self.ended.append(reason)
+
+
+def _serve(reactor, until, rounds: int = 400) -> None:
+    """Turn the reactor until `until()` holds."""
+    for _ in range(rounds):
+        reactor.iterate(0.01)
+        if until():
+            return
+    raise AssertionError("the reactor did not get there")
+
+
+def test_direct_dispatch_reads_writes_logs_an_error_with_its_prefix_and_drops_that_connection():
+    from twisted.logger import globalLogPublisher
+
+    reactor = EPollReactor()
+    dispatch = reactor_idle.dispatch_directly(reactor)
+    assert isinstance(dispatch, DirectDispatch) and reactor.doPoll is dispatch and reactor.doIteration is dispatch
+    Breaks.ended = []
+    port = reactor.listenTCP(0, protocol.Factory.forProtocol(Breaks), interface="127.0.0.1")
+    events = []
+    globalLogPublisher.addObserver(events.append)
+    clients = [socket.create_connection(("127.0.0.1", port.getHost().port)) for _ in range(3)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+        got = {}
+
+        def echoed(client, text):
+            def check():
+                try:
+                    got[client] = got.get(client, b"") + client.recv(100)
+                except BlockingIOError:
+                    pass
+                return got.get(client, b"").endswith(text)
+
+            return check
+
+        clients[0].send(b"ping")
+        _serve(reactor, echoed(clients[0], b"ping"))
+        # a bug while reading: logged inside the connection's context (its prefix, as
+        # Twisted's own dispatch does), and that connection dropped as lost
+        clients[1].send(b"break")
+        _serve(reactor, lambda: len(Breaks.ended) == 1)
+        errors = [e for e in events if e.get("isError")]
+        assert len(errors) == 1 and errors[0]["failure"].check(RuntimeError)
+        # the server's transport adds the session number and the peer to the protocol's prefix
+        assert errors[0]["log_system"].startswith("Breaks-under-test,")
+        assert Breaks.ended[0].check(RuntimeError)
+        # the peer closes: a clean end (read from until then)
+        clients[2].close()
+        _serve(reactor, lambda: len(Breaks.ended) == 2)
+        assert Breaks.ended[1].check(ConnectionDone)
+        # the others carry on
+        clients[0].send(b"pong")
+        _serve(reactor, echoed(clients[0], b"pingpong"))
+    finally:
+        globalLogPublisher.removeObserver(events.append)
+        for client in clients:
+            client.close()
+        port.stopListening()
+        reactor.disconnectAll()
+        for _ in range(3):
+            reactor.iterate(0)
+        reactor_idle.undo_dispatch(reactor)
+        assert "doPoll" not in reactor.__dict__ and "doIteration" not in reactor.__dict__
+        reactor._poller.close()  # noqa: SLF001
+
+
+def test_idle_spin_installed_over_direct_dispatch_comes_off_to_it():
+    reactor = EPollReactor()
+    try:
+        dispatch = reactor_idle.dispatch_directly(reactor)
+        spin = reactor_idle.install(reactor, MOST, lambda: True)
+        assert reactor.doIteration is spin and spin._poll is dispatch  # noqa: SLF001 - it waits through ours
+        reactor_idle.uninstall(reactor)
+        assert reactor.doIteration is dispatch
+    finally:
+        reactor._poller.close()  # noqa: SLF001
+
+
 def test_nothing_is_installed_without_a_window_or_on_another_reactor():
     reactor = EPollReactor()
     try:
@@ -200,6 +297,7 @@ def test_nothing_is_installed_without_a_window_or_on_another_reactor():
             pass
 
     assert reactor_idle.install(Other(), MOST, lambda: True) is None
+    assert reactor_idle.dispatch_directly(Other()) is None
 
 
 def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
@@ -209,6 +307,7 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         threads.start()
         try:
             assert isinstance(reactor.doIteration, IdleSpin) and threads.spin is reactor.doIteration
+            assert isinstance(reactor.doPoll, DirectDispatch) and threads.dispatch is reactor.doPoll
             assert threads.spin.quiet == threads.all_idle and threads.all_idle()
             # a job on any pool (here a transfer's stand-in on the bulk pool) stops the looks
             go = threading.Event()
@@ -222,15 +321,19 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
             assert threads.spin.quiet()
         finally:
             threads.stop()
-        assert "doIteration" not in reactor.__dict__ and threads.spin is None
-        # one CPU only: looking would only keep the client from it
+        assert "doIteration" not in reactor.__dict__ and "doPoll" not in reactor.__dict__
+        assert threads.spin is None and threads.dispatch is None
+        # one CPU only: looking would only keep the client from it; the events are still
+        # handed out directly
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
         threads = Threads(reactor, idle_spin=MOST)
         threads.start()
         try:
-            assert threads.spin is None and "doIteration" not in reactor.__dict__
+            assert threads.spin is None
+            assert isinstance(threads.dispatch, DirectDispatch) and reactor.doIteration is threads.dispatch
         finally:
             threads.stop()
+        assert "doIteration" not in reactor.__dict__ and "doPoll" not in reactor.__dict__
     finally:
         reactor._poller.close()  # noqa: SLF001
 
@@ -270,7 +373,12 @@ PINNED = [
     (
         EPollReactor.doPoll,
         "09b62ae68ef01b4b",
-        "IdleSpin calls it with 0 to handle what its look saw, and wraps it as doIteration",
+        "IdleSpin calls it with 0 to handle what its look saw, and wraps it as doIteration; DirectDispatch replaces it",
+    ),
+    (
+        EPollReactor._doReadOrWrite,  # noqa: SLF001
+        "5ffee55b79492b00",
+        "DirectDispatch._handle is this, with the logging context set up only for an error",
     ),
     (
         ReactorBase.mainLoop,
