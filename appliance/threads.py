@@ -23,7 +23,8 @@ without the GIL (bulk, net, transfer) on every CPU the process may use.
 How the reactor waits (`idle_spin`: the daemon's `[server] idle_spin_us`): it looks
 for its next event a short while before it sleeps, while no pool has work: a pinned
 thread needs its CPU, and any thread the GIL, which looking takes and gives back many
-times (reactor_idle.py).
+times. And it hands each event to its connection without Twisted's per-event logging
+context. Both are set up here, with the pinning, and taken off at stop (reactor_idle.py).
 """
 
 from __future__ import annotations
