@@ -24,6 +24,7 @@ from appliance.errors import (
     QuotaExceeded,
     Unavailable,
 )
+from appliance.frontends.ftp.data import MAX_ROWS_BEHIND
 from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
 from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mdtm, mlst_facts, time_val
 from appliance.frontends.ftp.protocol import ls_line, quote_path
@@ -438,44 +439,85 @@ def test_abor_after_a_telnet_synch_stops_a_download(daemon, user, ftp):
     assert ftp.cmd("NOOP")[0] == 200
 
 
-@pytest.mark.parametrize("then", ["NOOP", "RETR audited.bin", "QUIT"])
+class HeldDatabase:
+    """The database's write lock held by the test (readers go on: WAL), so that the
+    daemon's audit rows must wait for it."""
+
+    def __init__(self, daemon):
+        self._conn = sqlite3.connect(daemon.data_dir / "appliance.db", timeout=30, isolation_level=None)
+
+    def __enter__(self):
+        self._conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, *exc):
+        self._conn.execute("ROLLBACK")
+        self._conn.close()
+
+
+def no_answer(ftp, seconds: float = 0.5) -> bool:
+    readable, _, _ = select.select([ftp.sock], [], [], seconds)
+    return not readable
+
+
+def download(ftp, name: str, data: bytes) -> None:
+    conn = ftp.data(ftp.epsv())
+    assert ftp.cmd(f"RETR {name}")[0] == 150
+    assert read_all(conn) == data
+    code, text = ftp.reply()
+    assert code == 226 and f"{len(data)} bytes" in text
+
+
+@pytest.mark.parametrize("then", ["NOOP", "DELE audited.bin", "QUIT"])
 def test_a_download_is_answered_before_its_audit_row_and_only_the_next_transfers_set_up_goes_ahead(
     daemon, user, ftp, then
 ):
     """226 goes out once the client has every byte; the audit row is written after it.
-    Meanwhile the client may set up its next transfer (EPSV, TYPE, REST are answered);
-    any other command (the next transfer, QUIT) is answered only once the row is there.
-    The test holds the database's write lock so that the row must wait."""
+    Meanwhile the client may set up its next transfer (EPSV, TYPE, REST are answered)
+    and download again; any other command (a change, QUIT) is answered only once the
+    rows are there, in order."""
     home = daemon.home(user)
     data = os.urandom(3 << 20)
     (home / "audited.bin").write_bytes(data)
     before = len(daemon.logs("download"))
-    conn = ftp.data(ftp.epsv())
-    blocker = sqlite3.connect(daemon.data_dir / "appliance.db", timeout=30, isolation_level=None)
-    try:
-        blocker.execute("BEGIN IMMEDIATE")  # readers go on (WAL); the audit row waits
-        assert ftp.cmd("RETR audited.bin")[0] == 150
-        assert read_all(conn) == data
-        code, text = ftp.reply()
-        assert code == 226 and f"{len(data)} bytes" in text
+    with HeldDatabase(daemon):
+        download(ftp, "audited.bin", data)
         assert ftp.cmd("TYPE I")[0] == 200
         next_conn = ftp.data(ftp.epsv())
         assert ftp.cmd("REST 0")[0] == 350
-        ftp.send(then)
-        readable, _, _ = select.select([ftp.sock], [], [], 0.5)
-        assert not readable  # no answer while the audit row cannot be written
-        assert len(daemon.logs("download")) == before
-    finally:
-        blocker.execute("ROLLBACK")
-        blocker.close()
-    code, _ = ftp.reply()
-    assert code == {"NOOP": 200, "RETR audited.bin": 150, "QUIT": 221}[then]
-    rows = daemon.logs("download")[before:]
-    assert [(r["path"], r["bytes"]) for r in rows[:1]] == [("/audited.bin", len(data))]
-    if then.startswith("RETR"):
+        assert ftp.cmd("RETR audited.bin")[0] == 150  # a download goes ahead of the row
         assert read_all(next_conn) == data
         assert ftp.reply()[0] == 226
-    next_conn.close()
+        ftp.send(then)
+        assert no_answer(ftp)  # no answer while the audit rows cannot be written
+        assert len(daemon.logs("download")) == before
+    code, _ = ftp.reply()
+    assert code == {"NOOP": 200, "DELE audited.bin": 250, "QUIT": 221}[then]
+    rows = daemon.logs("download")[before:]
+    assert [(r["path"], r["bytes"]) for r in rows] == [("/audited.bin", len(data))] * 2
+    if then.startswith("DELE"):
+        assert daemon.logs("delete")[-1]["id"] > rows[-1]["id"]
+
+
+def test_downloads_go_ahead_of_at_most_max_rows_behind_audit_rows(daemon, user, ftp):
+    """A client that downloads while the database is held up piles up no more than
+    MAX_ROWS_BEHIND rows: the download after them waits until they are written."""
+    home = daemon.home(user)
+    data = os.urandom(1000)
+    (home / "many.bin").write_bytes(data)
+    before = len(daemon.logs("download"))
+    with HeldDatabase(daemon):
+        for _ in range(MAX_ROWS_BEHIND):
+            download(ftp, "many.bin", data)
+        conn = ftp.data(ftp.epsv())
+        ftp.send("RETR many.bin")
+        assert no_answer(ftp)
+        assert len(daemon.logs("download")) == before
+    assert ftp.reply()[0] == 150
+    assert read_all(conn) == data
+    assert ftp.reply()[0] == 226
+    assert ftp.cmd("NOOP")[0] == 200  # after every row, the last one's too
+    assert len(daemon.logs("download")) == before + MAX_ROWS_BEHIND + 1
 
 
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):

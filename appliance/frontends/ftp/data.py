@@ -37,10 +37,14 @@ CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before t
 # A REST holds for the transfer right after it; only these may come between (clients
 # set up the data connection before or after REST). Any other command forgets it.
 KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
-# What may run while a finished download's audit row is still being written: setting up
-# the next transfer (a client's next PASV overlaps the row); anything else, the next
-# transfer and QUIT among them, waits until the row is in the database.
+# What may run while finished downloads' audit rows are still being written: setting up
+# the next transfer (a client's next PASV overlaps the row), and the next download while
+# fewer than MAX_ROWS_BEHIND rows are pending (a download changes nothing its row could
+# be out of order with). Anything else, uploads, changes and QUIT among them, waits until
+# every row is in the database: a client that signs off finds them, in order.
 AHEAD_OF_A_ROW = frozenset("PASV EPSV PORT EPRT TYPE MODE STRU REST".split())
+DOWNLOADS = frozenset(("RETR",))
+MAX_ROWS_BEHIND = 64  # so that a client cannot pile up rows while the database is held up
 
 
 class PassiveDoor(protocol.ServerFactory):
@@ -102,17 +106,18 @@ class DataConnections:
                 if sent is None:
                     await source.close()
             # The client has every byte: tell it now, then write the download's audit
-            # row, while the client sets up its next transfer (AHEAD_OF_A_ROW); any
-            # other command (QUIT too) waits for that row (FTPSession._run).
+            # row, while the client sets up its next transfer or download
+            # (AHEAD_OF_A_ROW, DOWNLOADS); any other command (QUIT too) waits for the
+            # rows (FTPSession._run).
             self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
-            self._row_behind = row = defer.ensureDeferred(source.close())
+            row = defer.ensureDeferred(source.close())
+            self._rows_behind.append(row)
             row.addErrback(lambda f: log.failure("closing a finished FTP download of {path}", f, path=target))
             row.addBoth(self._row_written, row)
             return None
 
     def _row_written(self, _, row) -> None:
-        if self._row_behind is row:
-            self._row_behind = None
+        self._rows_behind.remove(row)
 
     async def ftp_STOR(self, path):
         rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one

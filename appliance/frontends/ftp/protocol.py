@@ -30,7 +30,7 @@ from twisted.protocols import ftp
 
 from ..tcp_send import send_now
 from .commands import ALIASES, FileCommands, quote_path
-from .data import AHEAD_OF_A_ROW, CLOSE_GRACE, KEEP_REST, DataConnections
+from .data import AHEAD_OF_A_ROW, CLOSE_GRACE, DOWNLOADS, KEEP_REST, MAX_ROWS_BEHIND, DataConnections
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
 from .signin import PinnedContext, SignIn
@@ -91,7 +91,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._rename_from: str | None = None
         self._transfer: Transfer | None = None
         self._aborted = False
-        self._row_behind: defer.Deferred | None = None  # a finished download's audit row being written
+        self._rows_behind: list[defer.Deferred] = []  # finished downloads' audit rows being written
         self._login_failures = 0
         self._mlst_facts = MLST_FACTS
         self._command = ""
@@ -220,12 +220,11 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._command = cmd
         self._busy = True
         params = (arg,) if space else ()
-        row = self._row_behind
-        if row is None or cmd in AHEAD_OF_A_ROW:
+        rows = self._rows_behind
+        if not rows or cmd in AHEAD_OF_A_ROW or (cmd in DOWNLOADS and len(rows) < MAX_ROWS_BEHIND):
             d = defer.maybeDeferred(self.processCommand, cmd, *params)
-        else:  # after the row (its failure is logged where it is written)
-            d = defer.Deferred()
-            row.addBoth(lambda _: d.callback(None))
+        else:  # after the rows (their failures are logged where they are written)
+            d = defer.DeferredList(list(rows))
             d.addCallback(lambda _: defer.maybeDeferred(self.processCommand, cmd, *params))
         d.addCallbacks(self._reply_result, self._reply_failure)
         d.addErrback(lambda f: log.failure("replying to an FTP command", f))
