@@ -30,12 +30,6 @@ of the reactor's CPU a round that way and 12.7 us without (bench/README.md); in 
 small-file trees the difference is inside the machine's noise. The daemon's own lines
 never use that context; an error a connection raises is still logged inside it, with
 the prefix, as before.
-
-And what runs at the end of a turn (`call_soon`, `TurnEnd`): a reply flushed once the
-packets at hand are handled, the SFTP pacer's new turn. `reactor.callLater(0, fn)` makes
-a timed call for each (an object, a heap push, a heap pop, the heap's order kept), twice
-per SFTP request; `call_soon` appends to a list the reactor runs after its timed calls,
-and polls without waiting while the list holds more.
 """
 
 from __future__ import annotations
@@ -47,10 +41,7 @@ from collections.abc import Callable
 
 from twisted.internet.main import CONNECTION_DONE, CONNECTION_LOST
 from twisted.internet.posixbase import _NO_FILEDESC
-from twisted.logger import Logger
 from twisted.python import log
-
-logger = Logger()
 
 
 def reactor_poller(reactor):
@@ -186,63 +177,6 @@ def undo_dispatch(reactor) -> None:
         del reactor.doIteration
     if isinstance(reactor.__dict__.get("doPoll"), DirectDispatch):
         del reactor.doPoll
-
-
-class TurnEnd:
-    """The reactor's `runUntilCurrent` and `timeout`: Twisted's own, then the functions
-    given to `call_soon` since (those of this turn's events, and of the timed calls and
-    thread results just run), once each, in order; the reactor then polls without waiting
-    if they gave it more (a poll comes between two rounds, as between two timed calls)."""
-
-    def __init__(self, reactor):
-        self._run_timed = reactor.runUntilCurrent
-        self._timeout = reactor.timeout
-        self.pending: list[Callable[[], object]] = []
-
-    def run_until_current(self) -> None:
-        self._run_timed()
-        if self.pending:
-            due, self.pending = self.pending, []
-            for fn in due:
-                try:
-                    fn()
-                except Exception:  # noqa: BLE001 - as the reactor does for a timed call: logged, the rest go on
-                    logger.failure("a call at the end of the reactor's turn failed: {fn!r}", fn=fn)
-
-    def timeout(self) -> float | None:
-        return 0.0 if self.pending else self._timeout()
-
-
-def call_soon(reactor, fn: Callable[[], object]) -> None:
-    """Run `fn` at the end of the reactor's turn: after the events and timed calls at hand,
-    before it waits (`reactor.callLater(0, fn)` without the timed call, when TurnEnd is
-    installed; that call otherwise)."""
-    turn = getattr(getattr(reactor, "runUntilCurrent", None), "__self__", None)
-    if type(turn) is TurnEnd:
-        turn.pending.append(fn)
-    else:
-        reactor.callLater(0, fn)
-
-
-def end_turns(reactor) -> TurnEnd | None:
-    """Install TurnEnd on `reactor` (any reactor with Twisted's mainLoop); None if it is already."""
-    if isinstance(getattr(reactor.runUntilCurrent, "__self__", None), TurnEnd):
-        return None
-    turn = TurnEnd(reactor)
-    reactor.runUntilCurrent = turn.run_until_current
-    reactor.timeout = turn.timeout
-    return turn
-
-
-def undo_end_turns(reactor, turn: TurnEnd) -> None:
-    """Undo `end_turns`: what is still pending becomes timed calls, so that nothing is lost."""
-    if reactor.__dict__.get("runUntilCurrent") == turn.run_until_current:
-        del reactor.runUntilCurrent
-    if reactor.__dict__.get("timeout") == turn.timeout:
-        del reactor.timeout
-    pending, turn.pending = turn.pending, []
-    for fn in pending:
-        reactor.callLater(0, fn)
 
 
 def install(reactor, most: float, quiet: Callable[[], bool]) -> IdleSpin | None:

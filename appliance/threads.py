@@ -23,10 +23,8 @@ without the GIL (bulk, net, transfer) on every CPU the process may use.
 How the reactor waits (`idle_spin`: the daemon's `[server] idle_spin_us`): it looks
 for its next event a short while before it sleeps, while no pool has work: a pinned
 thread needs its CPU, and any thread the GIL, which looking takes and gives back many
-times. It hands each event to its connection without Twisted's per-event logging
-context, and runs what is asked for at the end of a turn without a timed call each
-(`reactor_idle.call_soon`). These are set up here, with the pinning, and taken off at
-stop (reactor_idle.py).
+times. And it hands each event to its connection without Twisted's per-event logging
+context. Both are set up here, with the pinning, and taken off at stop (reactor_idle.py).
 """
 
 from __future__ import annotations
@@ -66,7 +64,6 @@ class Threads:
         self._idle_spin = idle_spin  # seconds the reactor looks for events before it sleeps
         self.spin: reactor_idle.IdleSpin | None = None  # how it does, once started (reactor_idle.install)
         self.dispatch: reactor_idle.DirectDispatch | None = None  # how it hands out events (reactor_idle.py)
-        self.turn_end: reactor_idle.TurnEnd | None = None  # what runs at the end of its turns (call_soon)
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
         self._allowed: set[int] = set()  # the CPUs the process may use, when pinned
         self._db = Pool(reactor, "appliance-db", 1, 1)
@@ -90,7 +87,6 @@ class Threads:
         self._net.start()
         self._transfer.start()
         self.dispatch = reactor_idle.dispatch_directly(self._reactor)
-        self.turn_end = reactor_idle.end_turns(self._reactor)
         if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
             self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.all_idle)
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
@@ -109,9 +105,6 @@ class Threads:
         if self.dispatch is not None:
             reactor_idle.undo_dispatch(self._reactor)
             self.dispatch = None
-        if self.turn_end is not None:
-            reactor_idle.undo_end_turns(self._reactor, self.turn_end)
-            self.turn_end = None
         if self.cpu is not None:
             os.sched_setaffinity(0, self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None

@@ -2,8 +2,7 @@
 the window it looks for and when it does not look, with a stand-in poller and clock
 (what it decides, not how fast it is); the install on Twisted's real epoll reactor, with
 real sockets; the direct dispatch of what epoll reports (reads, writes, a protocol's error
-logged with its prefix, hang-ups); what runs at the end of a turn (call_soon); and the
-parts of Twisted they rely on, pinned."""
+logged with its prefix, hang-ups); and the parts of Twisted they rely on, pinned."""
 
 from __future__ import annotations
 
@@ -16,13 +15,13 @@ import threading
 import time
 
 import pytest
-from twisted.internet import protocol, task
+from twisted.internet import protocol
 from twisted.internet.base import ReactorBase
 from twisted.internet.epollreactor import EPollReactor
 from twisted.internet.error import ConnectionDone
 
 from appliance import reactor_idle
-from appliance.reactor_idle import DirectDispatch, IdleSpin, TurnEnd, call_soon
+from appliance.reactor_idle import DirectDispatch, IdleSpin
 from appliance.threads import Threads
 
 US = 1e-6
@@ -309,7 +308,6 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         try:
             assert isinstance(reactor.doIteration, IdleSpin) and threads.spin is reactor.doIteration
             assert isinstance(reactor.doPoll, DirectDispatch) and threads.dispatch is reactor.doPoll
-            assert isinstance(threads.turn_end, TurnEnd) and reactor.timeout == threads.turn_end.timeout
             assert threads.spin.quiet == threads.all_idle and threads.all_idle()
             # a job on any pool (here a transfer's stand-in on the bulk pool) stops the looks
             go = threading.Event()
@@ -324,8 +322,7 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         finally:
             threads.stop()
         assert "doIteration" not in reactor.__dict__ and "doPoll" not in reactor.__dict__
-        assert "runUntilCurrent" not in reactor.__dict__ and "timeout" not in reactor.__dict__
-        assert threads.spin is None and threads.dispatch is None and threads.turn_end is None
+        assert threads.spin is None and threads.dispatch is None
         # one CPU only: looking would only keep the client from it; the events are still
         # handed out directly
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
@@ -339,71 +336,6 @@ def test_threads_install_it_at_start_and_take_it_off_at_stop(monkeypatch):
         assert "doIteration" not in reactor.__dict__ and "doPoll" not in reactor.__dict__
     finally:
         reactor._poller.close()  # noqa: SLF001
-
-
-# -- at the end of a turn ------------------------------------------------------------------
-
-
-def _turn(reactor) -> float | None:
-    """One round of Twisted's mainLoop without the wait: the timeout it would wait for."""
-    reactor.runUntilCurrent()
-    return reactor.timeout()
-
-
-def test_call_soon_runs_after_the_turns_timed_calls_and_before_the_reactor_waits():
-    from twisted.logger import globalLogPublisher
-
-    reactor = EPollReactor()
-    turn = reactor_idle.end_turns(reactor)
-    events = []
-    globalLogPublisher.addObserver(events.append)
-    try:
-        assert isinstance(turn, TurnEnd) and reactor_idle.end_turns(reactor) is None  # once
-        order = []
-        reactor.callLater(30, order.append, "late")  # what the reactor would wait for
-
-        def timed():
-            order.append("timed")
-            call_soon(reactor, lambda: order.append("soon 1"))
-            call_soon(reactor, broken)
-            call_soon(reactor, again)
-
-        def broken():
-            raise RuntimeError("a bug at the end of a turn")
-
-        def again():
-            order.append("soon 2")
-            call_soon(reactor, lambda: order.append("next round"))  # not in this round: a poll first
-
-        reactor.callLater(0, timed)
-        timeout = _turn(reactor)
-        assert order == ["timed", "soon 1", "soon 2"]  # in order; a failing one stops none of the others
-        assert timeout == 0  # more is pending: the reactor polls without waiting
-        assert [e["log_failure"].value.args for e in events if "log_failure" in e] == [("a bug at the end of a turn",)]
-        assert 25 < _turn(reactor) <= 30 and order[-1] == "next round"  # then it waits for its timer again
-        assert not reactor._newTimedCalls and len(reactor._pendingTimedCalls) == 1  # noqa: SLF001 - none made
-        # taken off: what is pending becomes timed calls of the reactor's own
-        call_soon(reactor, lambda: order.append("after"))
-        reactor_idle.undo_end_turns(reactor, turn)
-        assert "runUntilCurrent" not in reactor.__dict__ and "timeout" not in reactor.__dict__
-        assert reactor.timeout() == 0 and order[-1] == "next round"
-        reactor.runUntilCurrent()
-        assert order[-1] == "after"
-        call_soon(reactor, lambda: order.append("a timed call"))  # nothing installed: callLater(0)
-        reactor.runUntilCurrent()
-        assert order[-1] == "a timed call"
-    finally:
-        globalLogPublisher.removeObserver(events.append)
-        reactor._poller.close()  # noqa: SLF001
-
-
-def test_call_soon_on_a_clock_is_a_timed_call():
-    clock = task.Clock()
-    ran = []
-    call_soon(clock, lambda: ran.append(1))
-    assert not ran and [c.getTime() for c in clock.getDelayedCalls()] == [0]
-    clock.advance(0)
-    assert ran == [1]
 
 
 def test_a_pool_is_busy_from_a_job_given_until_its_result_is_on_the_way_back():
@@ -451,8 +383,7 @@ PINNED = [
     (
         ReactorBase.mainLoop,
         "769125a86d0cd7e9",
-        "it calls self.runUntilCurrent(), self.timeout() and self.doIteration(timeout): the instance "
-        "attributes end_turns() and install() set",
+        "it calls self.doIteration(timeout): the instance attribute install() sets",
     ),
 ]
 

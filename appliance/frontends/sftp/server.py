@@ -50,7 +50,6 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from ...core.files import Entry, FileSession, Reader, Writer
-from ...reactor_idle import call_soon
 from ...threads import as_deferred
 from .errors import sftp_error
 from .twisted_private import FileTransferServerBase
@@ -471,7 +470,7 @@ class Pacer:
         """Count `cost` against this turn; False once the turn's budget is spent."""
         if not self._turn_pending:
             self._turn_pending = True
-            call_soon(self._reactor, self._next_turn)
+            self._reactor.callLater(0, self._next_turn)
         self._spent += max(cost, self.MIN_COST)
         return self._spent < self._budget
 

@@ -33,7 +33,6 @@ from twisted.conch.ssh import channel, connection, transport
 from twisted.conch.ssh.common import NS, getNS
 from twisted.logger import Logger
 
-from ...reactor_idle import call_soon
 from ..tcp_send import send_now
 from ..tcp_state import least_round_trip
 from ..twisted_private import unsent_bytes
@@ -410,7 +409,7 @@ class PacketTransport(transport.SSHServerTransport):
         if self._soon is not None:
             self._soon.append(fn)
         else:
-            call_soon(self._clock(), fn)
+            self._clock().callLater(0, fn)
 
     def connectionLost(self, reason=None):
         if self._kexinit_wait is not None and self._kexinit_wait.active():
