@@ -468,14 +468,13 @@ def download(ftp, name: str, data: bytes) -> None:
     assert code == 226 and f"{len(data)} bytes" in text
 
 
-@pytest.mark.parametrize("then", ["NOOP", "DELE audited.bin", "QUIT"])
-def test_a_download_is_answered_before_its_audit_row_and_only_the_next_transfers_set_up_goes_ahead(
-    daemon, user, ftp, then
-):
+@pytest.mark.parametrize("then", ["DELE audited.bin", "RNFR audited.bin", "STOR other.bin", "QUIT"])
+def test_a_download_is_answered_before_its_audit_row_and_only_questions_and_downloads_go_ahead(daemon, user, ftp, then):
     """226 goes out once the client has every byte; the audit row is written after it.
-    Meanwhile the client may set up its next transfer (EPSV, TYPE, REST are answered)
-    and download again; any other command (a change, QUIT) is answered only once the
-    rows are there, in order."""
+    Meanwhile the client may set up its next transfer (EPSV, TYPE, REST), ask what
+    changes nothing (SIZE, MDTM, a listing: lftp's `mget` asks SIZE and MDTM before each
+    RETR) and download again; anything else (a change, an upload, QUIT) is answered
+    only once the rows are there, in order."""
     home = daemon.home(user)
     data = os.urandom(3 << 20)
     (home / "audited.bin").write_bytes(data)
@@ -483,20 +482,35 @@ def test_a_download_is_answered_before_its_audit_row_and_only_the_next_transfers
     with HeldDatabase(daemon):
         download(ftp, "audited.bin", data)
         assert ftp.cmd("TYPE I")[0] == 200
+        assert ftp.cmd("SIZE audited.bin") == (213, str(len(data)))
+        assert ftp.cmd("MDTM audited.bin")[0] == 213
+        assert ftp.cmd("CWD /")[0] == 250
+        listing = ftp.data(ftp.epsv())
+        assert ftp.cmd("NLST")[0] == 150
+        assert "audited.bin" in read_all(listing).decode()
+        assert ftp.reply()[0] == 226
         next_conn = ftp.data(ftp.epsv())
         assert ftp.cmd("REST 0")[0] == 350
         assert ftp.cmd("RETR audited.bin")[0] == 150  # a download goes ahead of the row
         assert read_all(next_conn) == data
         assert ftp.reply()[0] == 226
+        assert ftp.cmd("NOOP")[0] == 200
+        if then.startswith("STOR"):
+            upload_conn = ftp.data(ftp.epsv())
         ftp.send(then)
         assert no_answer(ftp)  # no answer while the audit rows cannot be written
         assert len(daemon.logs("download")) == before
     code, _ = ftp.reply()
-    assert code == {"NOOP": 200, "DELE audited.bin": 250, "QUIT": 221}[then]
+    assert code == {"DELE": 250, "RNFR": 350, "STOR": 150, "QUIT": 221}[then.split()[0]]
+    if then.startswith("STOR"):
+        upload_conn.sendall(b"uploaded after the rows")
+        upload_conn.close()
+        assert ftp.reply()[0] == 226
     rows = daemon.logs("download")[before:]
     assert [(r["path"], r["bytes"]) for r in rows] == [("/audited.bin", len(data))] * 2
-    if then.startswith("DELE"):
-        assert daemon.logs("delete")[-1]["id"] > rows[-1]["id"]
+    later = {"DELE": "delete", "STOR": "upload"}.get(then.split()[0])
+    if later:
+        assert daemon.logs(later)[-1]["id"] > rows[-1]["id"]
 
 
 def test_downloads_go_ahead_of_at_most_max_rows_behind_audit_rows(daemon, user, ftp):
@@ -516,7 +530,7 @@ def test_downloads_go_ahead_of_at_most_max_rows_behind_audit_rows(daemon, user, 
     assert ftp.reply()[0] == 150
     assert read_all(conn) == data
     assert ftp.reply()[0] == 226
-    assert ftp.cmd("NOOP")[0] == 200  # after every row, the last one's too
+    assert ftp.cmd("RNFR many.bin")[0] == 350  # a change's first step: after every row, the last one's too
     assert len(daemon.logs("download")) == before + MAX_ROWS_BEHIND + 1
 
 
