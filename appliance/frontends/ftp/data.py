@@ -111,9 +111,9 @@ class DataConnections:
                 if sent is None:
                     await source.close()
             # The client has every byte: tell it now, then write the download's audit
-            # row, while the client sets up its next transfer or download
-            # (AHEAD_OF_A_ROW, DOWNLOADS); any other command (QUIT too) waits for the
-            # rows (FTPSession._run).
+            # row while the client goes on: its next transfer's set-up, questions and
+            # downloads (AHEAD_OF_A_ROW, DOWNLOADS); any other command (QUIT too) waits
+            # for the rows (FTPSession._run).
             self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
             row = defer.ensureDeferred(source.close())
             self._rows_behind.append(row)
