@@ -44,6 +44,11 @@ FILTERS = ("search", "action", "protocol", "username", "date_from", "date_to")
 COLUMN_NAMES = ("id", "created_at", "username", "protocol", "action", "path", "bytes", "remote_address", "message")
 EXPORT_BATCH = 5000  # rows read from the database per batch of the CSV export
 GROUP_COMMIT_ROWS = 500  # audit rows written in one transaction, at most
+# Downloads a session may have answered while their audit rows are still being written
+# (SFTP's CLOSE, FTP's 226 and the commands after it); past these, the session's next
+# download waits for its rows, so that a client cannot pile up rows while the database
+# is held up.
+ROWS_BEHIND = 64
 
 
 def log_filters(given: Mapping[str, str]) -> dict:

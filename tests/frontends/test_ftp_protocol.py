@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from appliance.core.audit import ROWS_BEHIND
 from appliance.core.files import Entry
 from appliance.errors import (
     AlreadyExists,
@@ -24,7 +25,6 @@ from appliance.errors import (
     QuotaExceeded,
     Unavailable,
 )
-from appliance.frontends.ftp.data import MAX_ROWS_BEHIND
 from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
 from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mdtm, mlst_facts, time_val
 from appliance.frontends.ftp.protocol import ls_line, quote_path
@@ -513,15 +513,15 @@ def test_a_download_is_answered_before_its_audit_row_and_only_questions_and_down
         assert daemon.logs(later)[-1]["id"] > rows[-1]["id"]
 
 
-def test_downloads_go_ahead_of_at_most_max_rows_behind_audit_rows(daemon, user, ftp):
+def test_downloads_go_ahead_of_at_most_rows_behind_audit_rows(daemon, user, ftp):
     """A client that downloads while the database is held up piles up no more than
-    MAX_ROWS_BEHIND rows: the download after them waits until they are written."""
+    ROWS_BEHIND rows: the download after them waits until they are written."""
     home = daemon.home(user)
     data = os.urandom(1000)
     (home / "many.bin").write_bytes(data)
     before = len(daemon.logs("download"))
     with HeldDatabase(daemon):
-        for _ in range(MAX_ROWS_BEHIND):
+        for _ in range(ROWS_BEHIND):
             download(ftp, "many.bin", data)
         conn = ftp.data(ftp.epsv())
         ftp.send("RETR many.bin")
@@ -531,7 +531,7 @@ def test_downloads_go_ahead_of_at_most_max_rows_behind_audit_rows(daemon, user, 
     assert read_all(conn) == data
     assert ftp.reply()[0] == 226
     assert ftp.cmd("RNFR many.bin")[0] == 350  # a change's first step: after every row, the last one's too
-    assert len(daemon.logs("download")) == before + MAX_ROWS_BEHIND + 1
+    assert len(daemon.logs("download")) == before + ROWS_BEHIND + 1
 
 
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):

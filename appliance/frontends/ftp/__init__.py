@@ -2,7 +2,7 @@
 
 `ftp_factory(core)` is what the composition root listens with. The pieces:
 login.py (the shared cred adapter over core.signin, its session as a CoreShell),
-shell.py (the IFTPShell over a core FileSession), protocol.py (the control
+shell.py (a core FileSession behind the commands' file calls), protocol.py (the control
 connection and its interpreter, FTPSession, put together from signin.py,
 commands.py, data.py and listing.py: one part of the protocol each), transfer.py
 (data connections and transfers with backpressure), errors.py (the one mapping

@@ -40,16 +40,15 @@ KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NO
 # What may run while finished downloads' audit rows are still being written: setting up
 # the next transfer (a client's next PASV overlaps the row), questions that change
 # nothing and write no row (lftp's `mget` asks SIZE and MDTM before each RETR; a mirror
-# lists the next folder), and the next download while fewer than MAX_ROWS_BEHIND rows are
-# pending (a download changes nothing its row could be out of order with). Anything
-# else, uploads, changes and QUIT among them, waits until every row is in the database:
-# a client that signs off finds them, and a change's row comes after them.
+# lists the next folder), and the next download while fewer than core.audit.ROWS_BEHIND
+# rows are pending (a download changes nothing its row could be out of order with).
+# Anything else, uploads, changes and QUIT among them, waits until every row is in the
+# database: a client that signs off finds them, and a change's row comes after them.
 AHEAD_OF_A_ROW = frozenset(
     "PASV EPSV PORT EPRT TYPE MODE STRU REST ALLO "
     "NOOP PWD XPWD CWD XCWD CDUP XCUP SIZE MDTM MLST LIST NLST MLSD STAT FEAT HELP SYST".split()
 )
 DOWNLOADS = frozenset(("RETR",))
-MAX_ROWS_BEHIND = 64  # so that a client cannot pile up rows while the database is held up
 
 
 class PassiveDoor(protocol.ServerFactory):

@@ -28,9 +28,10 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
+from ...core.audit import ROWS_BEHIND
 from ..tcp_send import send_now
 from .commands import ALIASES, FileCommands, quote_path
-from .data import AHEAD_OF_A_ROW, CLOSE_GRACE, DOWNLOADS, KEEP_REST, MAX_ROWS_BEHIND, DataConnections
+from .data import AHEAD_OF_A_ROW, CLOSE_GRACE, DOWNLOADS, KEEP_REST, DataConnections
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
 from .signin import PinnedContext, SignIn
@@ -221,7 +222,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._busy = True
         params = (arg,) if space else ()
         rows = self._rows_behind
-        if not rows or cmd in AHEAD_OF_A_ROW or (cmd in DOWNLOADS and len(rows) < MAX_ROWS_BEHIND):
+        if not rows or cmd in AHEAD_OF_A_ROW or (cmd in DOWNLOADS and len(rows) < ROWS_BEHIND):
             d = defer.maybeDeferred(self.processCommand, cmd, *params)
         else:  # after the rows (their failures are logged where they are written)
             d = defer.DeferredList(list(rows))

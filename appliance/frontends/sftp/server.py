@@ -49,6 +49,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from ...core.audit import ROWS_BEHIND
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...threads import as_deferred
 from .errors import sftp_error
@@ -67,9 +68,6 @@ MAX_UNSENT = 4 << 20
 # costs memory beyond its bytes (a coroutine, a Deferred, work queued), and the window alone
 # would let 2 MiB of 13-byte requests in
 MAX_PENDING = 1024
-# downloads answered before their audit rows are written (see packet_CLOSE); past these, a
-# CLOSE waits for its row, so a client cannot pile up rows while the database is held up
-MAX_CLOSING_READS = 64
 _U32 = struct.Struct("!L")
 _READ = struct.Struct("!QL")  # offset, length
 _WRITE = struct.Struct("!QL")  # offset, data length
@@ -875,7 +873,7 @@ class SftpProtocol(FileTransferServerBase):
             file = self.openFiles.pop(handle)
             self.client.closed_handle()
             d = defer.maybeDeferred(file.close)
-            if isinstance(file, ReadFile) and not d.called and len(self._closing_reads) < MAX_CLOSING_READS:
+            if isinstance(file, ReadFile) and not d.called and len(self._closing_reads) < ROWS_BEHIND:
                 # a download: its audit row is written after the reply, as after FTP's 226
                 # (the client's next request overlaps it); the session ends after it
                 self._closing_reads.add(d)
