@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from twisted.internet.defer import Deferred
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 Found = tuple[str, int]
 Finished = Callable[[int, int], Awaitable[None]]  # a download's close: (bytes sent, file size)
 Committed = Callable[["Upload"], Awaitable[None]]  # an upload's commit: writes its audit row
+Shape = Callable[[list["Entry"]], Any]  # what a caller makes of a batch of entries (a listing's lines)
 
 
 @dataclass(frozen=True)
@@ -140,15 +141,17 @@ class Backend(Protocol):
     begins_uploads_blind: bool
     # `list_names` gives a folder's names (and which are folders) without a stat of each,
     # `list_entries` the entries of some of them: a page of a big folder stats only its page
-    # (`list_sorted_names`: the names alone, sorted, for a listing sent in name order)
+    # (`list_sorted_names`: the names alone, sorted, for a listing sent in name order;
+    # `list_entries` with `shape`: what `shape` makes of the entries, made where they are
+    # read, so that a listing's lines are made off the reactor too)
     lists_names: bool
 
     # reading
     async def stat(self, parts: list[str], follow: bool) -> Entry: ...
     async def list(self, parts: list[str]) -> list[Entry]: ...
     async def list_names(self, parts: list[str]) -> list[tuple[str, bool]]: ...
-    async def list_sorted_names(self, parts: list[str]) -> list[str]: ...
-    async def list_entries(self, parts: list[str], names: list[str]) -> list[Entry]: ...
+    async def list_sorted_names(self, parts: list[str]) -> Sequence[str]: ...
+    async def list_entries(self, parts: list[str], names: Sequence[str], shape: Shape | None = None) -> Any: ...
     async def lookup(self, parts: list[str]) -> Found | None: ...
     async def check_file(self, parts: list[str]) -> None: ...
     async def open_reader(self, parts: list[str], where: str, finished: Finished) -> Download: ...

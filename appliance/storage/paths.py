@@ -19,6 +19,9 @@ MAX_PATH_BYTES = 4096
 ESCAPE = "That path leads outside your home folder."
 
 
+ENTRY_MODE = 0o170777  # what an Entry keeps of a mode: the file type and permission bits
+
+
 class Entry(NamedTuple):
     """What listing and stat report for one file or folder. A named tuple: immutable
     and made in a third of the time of a frozen dataclass (a listing makes 50,000)."""
@@ -28,7 +31,7 @@ class Entry(NamedTuple):
     size: int
     mtime: float
     atime: float
-    mode: int  # file type bits and permission bits
+    mode: int  # file type bits and permission bits (ENTRY_MODE)
 
     @property
     def is_dir(self) -> bool:
@@ -47,7 +50,7 @@ def entry_from_stat(name: str, st: os.stat_result, kind: str | None = None) -> E
             kind = "other"
     # tuple.__new__: the NamedTuple's own __new__ is a Python call more (a listing makes 50,000)
     return _new(
-        Entry, (name, kind, st.st_size if kind == "file" else 0, st.st_mtime, st.st_atime, st.st_mode & 0o170777)
+        Entry, (name, kind, st.st_size if kind == "file" else 0, st.st_mtime, st.st_atime, st.st_mode & ENTRY_MODE)
     )
 
 
@@ -58,7 +61,9 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def has_control(name: str) -> bool:
-    return _CONTROL.search(name) is not None
+    # isprintable first: a third of the search's time on a folder's 50,000 names joined
+    # (it is False for more than control characters: the search then says)
+    return not name.isprintable() and _CONTROL.search(name) is not None
 
 
 def check_name(name: str) -> None:

@@ -480,3 +480,39 @@ async def test_an_upload_renamed_or_deleted_before_it_is_closed(core):
     assert await download(session, "/sub2/inside.txt") == b"in a renamed folder"
     uploads = [row["path"] for row in await core.store.run(queries.recent_logs, None) if row["action"] == "upload"]
     assert "/sub2/inside.txt" in uploads and "/gone.txt" not in uploads
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_shaped_listing_is_made_off_the_reactor_batch_by_batch_in_name_order(core):
+    """What a listing makes of its entries (an FTP listing's lines) is made where they are
+    read, on the disk thread: the reactor only sends it."""
+    from twisted.python.threadable import isInIOThread
+
+    from appliance.core.files.batches import LIST_BATCH
+
+    session = await session_for(core)
+    folder = Path(session.tree.root) / "big"
+    folder.mkdir()
+    names = [f"f{i:05d}" for i in range(LIST_BATCH + 5)]
+    for name in reversed(names):
+        (folder / name).write_bytes(name.encode())
+    on_reactor = []
+
+    def shape(entries):
+        on_reactor.append(isInIOThread())
+        return [(e.name, e.size) for e in entries]
+
+    batches = (await session.list_in_order("/big")).shaped(shape)
+    seen = []
+    while (batch := await batches.next()) is not None:
+        seen.append(batch)
+    assert [len(batch) for batch in seen] == [LIST_BATCH, 5]
+    assert [name for batch in seen for name, _ in batch] == names
+    assert all(size == 6 for batch in seen for _, size in batch)
+    assert on_reactor == [False, False]
+
+    started = await session.list_in_order("/big")
+    await started.next()
+    with pytest.raises(RuntimeError):
+        started.shaped(shape)
+    started.close()

@@ -237,7 +237,7 @@ class FileSession:
         if not self._listed_by_name(parts):
             return EntryBatches.of(sorted(await self.list(path), key=lambda e: e.name))
         names = await self.storage.list_sorted_names(parts)  # sorted off the reactor too
-        return EntryBatches(names, lambda chunk: self.storage.list_entries(parts, chunk))
+        return EntryBatches(names, lambda chunk, shape: self.storage.list_entries(parts, chunk, shape))
 
     def _listed_by_name(self, parts: list[str]) -> bool:
         """Whether a listing of the folder may read its names first and stat only those it

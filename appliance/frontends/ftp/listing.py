@@ -267,11 +267,12 @@ class Listings:
         return None
 
     async def _send_listing(self, entries: EntryBatches, lines):
-        """Send the entries, made into lines by `lines` (a batch of entries -> bytes),
-        each batch as soon as it is read while the next one is read."""
+        """Send the entries, made into lines by `lines` (a batch of entries -> bytes,
+        run where the batch is read: off the reactor), each batch as soon as it is read
+        while the next one is read."""
         try:
             self.reply_code(150, "Here comes the listing.")
-            await self._send(ReadFile(ListingReader(entries, lines)))
+            await self._send(ReadFile(ListingReader(entries.shaped(lines))))
         finally:
             entries.close()
         return 226, "Listing sent."
@@ -279,18 +280,17 @@ class Listings:
 
 class ListingReader:
     """A Reader (for transfer.ReadFile) of a listing made as it is sent: each read
-    gives the lines of the next batch of entries (however many bytes that is)."""
+    gives the next batch of lines (however many bytes that is) of `lines`, batches
+    shaped into bytes (EntryBatches.shaped)."""
 
     socket_sender = None  # no socket fast path: sent through the reactor
     size = None  # not known before the end
 
-    def __init__(self, entries: EntryBatches, lines):
-        self._entries = entries
-        self._lines = lines
+    def __init__(self, lines: EntryBatches):
+        self._entries = lines
 
     async def read(self, offset: int, length: int) -> bytes:
-        while (batch := await self._entries.next()) is not None:
-            data = self._lines(batch)
+        while (data := await self._entries.next()) is not None:
             if data:
                 return data
         return b""

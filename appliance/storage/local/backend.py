@@ -12,12 +12,14 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ...errors import AlreadyExists, Invalid, NotFound, Unavailable
 from ...models import Source
 from ...threads import Threads
-from ..interface import Budget, Committed, Finished, Found, SpaceInfo
+from ..interface import Budget, Committed, Finished, Found, Shape, SpaceInfo
 from ..paths import TEMP_PREFIX, Entry, entry_from_stat, virtual
 from .handles import ReadAhead, Reader, Writer
 from .partials import LocalPartials, find_partials, remove_partial_under
@@ -133,11 +135,13 @@ class LocalStorage:
     async def list_names(self, parts: list[str]) -> list[tuple[str, bool]]:
         return await self._threads.work(self.tree.names, parts)
 
-    async def list_sorted_names(self, parts: list[str]) -> list[str]:
+    async def list_sorted_names(self, parts: list[str]) -> Sequence[str]:
         return await self._threads.work(self.tree.sorted_names, parts)
 
-    async def list_entries(self, parts: list[str], names: list[str]) -> list[Entry]:
-        return await self._threads.work(self.tree.entries, parts, names)
+    async def list_entries(self, parts: list[str], names: Sequence[str], shape: Shape | None = None) -> Any:
+        if shape is None:
+            return await self._threads.work(self.tree.entries, parts, names)
+        return await self._threads.work(lambda: shape(self.tree.entries(parts, names)))
 
     async def lookup(self, parts: list[str]) -> Found | None:
         return _found(await self._threads.work(self._lstat, parts))

@@ -30,7 +30,7 @@ from ... import netcheck
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
 from ...text import control_characters
 from ..interface import Budget as Limits
-from ..paths import RESUMABLE_PREFIX, TEMP_PREFIX, Entry, has_control, virtual
+from ..paths import ENTRY_MODE, RESUMABLE_PREFIX, TEMP_PREFIX, Entry, has_control, virtual
 from ..remote_io import RemoteDownload, RemoteUpload
 from ..sealed import SealedSecrets
 
@@ -418,7 +418,7 @@ def _entry(name: str, attrs: dict) -> Entry:
         attrs.get("size", 0) if kind == "file" else 0,
         mtime,
         float(attrs.get("atime", mtime)),
-        mode & 0o170777,
+        mode & ENTRY_MODE,
     )
 
 
