@@ -169,6 +169,7 @@ class ApplianceService(service.MultiService):
         core.open_sessions.stop()
         await defer.maybeDeferred(super().stopService)
         await core.files.drain(core.reactor, core.settings.server.shutdown_grace)
+        await core.audit.flush()  # rows that linger (core/audit.py LINGER) too
         core.threads.stop()
         core.store.close()
 

@@ -145,7 +145,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         )
     )
     metrics = Metrics(connections)
-    audit = AuditLog(store, metrics)
+    audit = AuditLog(store, metrics, reactor)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
     throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
     auth = AuthService(store, audit, throttle, reactor)

@@ -534,6 +534,29 @@ def test_downloads_go_ahead_of_at_most_rows_behind_audit_rows(daemon, user, ftp)
     assert len(daemon.logs("download")) == before + ROWS_BEHIND + 1
 
 
+def test_download_rows_still_waiting_at_a_sigterm_are_written_before_the_daemon_exits(fresh_daemon):
+    """Rows answered before they are written (downloads') may wait to be written with
+    others (core/audit.py LINGER): a stop writes them all before the database closes.
+    The first row is held up by the test's lock on the database, the second waits
+    behind it; the daemon gets SIGTERM, then the lock goes."""
+    fresh_daemon.add_profile("leaver")
+    home = fresh_daemon.home("leaver")
+    home.mkdir(parents=True, exist_ok=True)
+    data = os.urandom(1000)
+    (home / "last.bin").write_bytes(data)
+    with RawFTP(fresh_daemon.ftp_port) as ftp:
+        ftp.login("leaver", PASSWORD)
+        with HeldDatabase(fresh_daemon):
+            download(ftp, "last.bin", data)
+            time.sleep(0.2)  # its row on its way to the database, held up by the lock
+            download(ftp, "last.bin", data)  # this one's row waits behind it
+            fresh_daemon.process.terminate()
+            time.sleep(0.5)
+        assert fresh_daemon.process.wait(30) == 0
+    rows = [r for r in fresh_daemon.logs("download") if r["username"] == "leaver"]
+    assert [(r["path"], r["bytes"]) for r in rows] == [("/last.bin", len(data))] * 2
+
+
 def test_rest_beyond_the_end_is_refused(daemon, user, ftp):
     ftp.epsv()
     assert ftp.cmd("REST 1000")[0] == 350

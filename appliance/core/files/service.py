@@ -136,6 +136,9 @@ class FileSession:
         self.share = share  # transfers are logged as an anonymous visitor's through this share
         self._read_only = account.source.read_only if account.source else True
         self.own = OwnUploads()  # this session's uploads in progress, which it alone sees
+        # Set by a front end that answers a download before its audit row and calls
+        # `write_rows_now` when something waits for the rows: they may linger (core/audit.py).
+        self.download_rows_linger = False
 
     @property
     def remote(self) -> bool:
@@ -194,10 +197,23 @@ class FileSession:
 
         async def finished(sent: int, size: int) -> None:
             await self._audit.transfer(
-                self.account, self.protocol, self.address, "download", path, sent, self.share, of=size
+                self.account,
+                self.protocol,
+                self.address,
+                "download",
+                path,
+                sent,
+                self.share,
+                of=size,
+                linger=self.download_rows_linger,
             )
 
         return finished
+
+    def write_rows_now(self) -> None:
+        """Something waits for the audit rows recorded so far (a change after downloads,
+        the session's end): write the lingering ones now (AuditLog.write_now)."""
+        self._audit.write_now()
 
     async def _uploaded(self, writer: Upload) -> None:
         await self._audit.transfer(

@@ -225,6 +225,8 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         if not rows or cmd in AHEAD_OF_A_ROW or (cmd in DOWNLOADS and len(rows) < ROWS_BEHIND):
             d = defer.maybeDeferred(self.processCommand, cmd, *params)
         else:  # after the rows (their failures are logged where they are written)
+            if self.shell is not None:
+                self.shell.write_rows_now()  # else they may linger (core/audit.py LINGER)
             d = defer.DeferredList(list(rows))
             d.addCallback(lambda _: defer.maybeDeferred(self.processCommand, cmd, *params))
         d.addCallbacks(self._reply_result, self._reply_failure)

@@ -52,6 +52,12 @@ class CoreShell:
 
     def __init__(self, session: FileSession):
         self.session = session
+        # a download is answered before its audit row, and FTPSession._run asks for the
+        # rows (write_rows_now) before a command that waits for them
+        session.download_rows_linger = True
+
+    def write_rows_now(self) -> None:
+        self.session.write_rows_now()
 
     @staticmethod
     def path(segments: list[str]) -> str:

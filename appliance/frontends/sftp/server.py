@@ -305,6 +305,14 @@ class FilesServer:
         self.session = session
         self.max_open_handles = max_open_handles
         self.open_handles = 0
+        # a download's CLOSE is answered before its audit row (SftpProtocol.packet_CLOSE),
+        # and the session's end asks for the rows (write_rows_now)
+        if session is not None:  # None: a test's server without files
+            session.download_rows_linger = True
+
+    def write_rows_now(self) -> None:
+        if self.session is not None:
+            self.session.write_rows_now()
 
     def gotVersion(self, otherVersion, extData):
         return dict(EXTENSIONS)
@@ -588,6 +596,7 @@ class SftpProtocol(FileTransferServerBase):
         """Fires once the downloads closed so far have their audit rows written (None: none pending)."""
         if not self._closing_reads:
             return None
+        self.client.write_rows_now()  # else they may linger (core/audit.py LINGER)
         return defer.DeferredList(list(self._closing_reads), consumeErrors=True)
 
     def dataReceived(self, data):
