@@ -52,15 +52,19 @@ async def settle(ds) -> None:
         await d.addTimeout(10, reactor)
 
 
+async def lingering(core):
+    """(an account, the clock, the counted store, an AuditLog on them) for a test."""
+    clock, store = task.Clock(), Counted(core.store)
+    return await make_account(core), clock, store, AuditLog(store, None, clock)
+
+
 def recorded(audit, account, path, linger=True):
     return audit.record(row(account, path), linger=linger)
 
 
 @pytest_twisted.ensureDeferred
 async def test_lingering_rows_wait_for_the_clock_then_go_in_one_transaction(core):
-    account = await make_account(core)
-    clock, store = task.Clock(), Counted(core.store)
-    audit = AuditLog(store, None, clock)
+    account, clock, store, audit = await lingering(core)
     ds = [defer.ensureDeferred(recorded(audit, account, f"/linger/{i}")) for i in range(3)]
     assert store.transactions == [] and not any(d.called for d in ds)
     clock.advance(LINGER)
@@ -71,9 +75,7 @@ async def test_lingering_rows_wait_for_the_clock_then_go_in_one_transaction(core
 
 @pytest_twisted.ensureDeferred
 async def test_a_row_somebody_waits_for_takes_the_lingering_ones_with_it_in_order(core):
-    account = await make_account(core)
-    clock, store = task.Clock(), Counted(core.store)
-    audit = AuditLog(store, None, clock)
+    account, clock, store, audit = await lingering(core)
     ds = [defer.ensureDeferred(recorded(audit, account, f"/linger/{i}")) for i in range(2)]
     ds.append(defer.ensureDeferred(audit.record(row(account, "/linger/delete", "delete"))))
     await settle(ds)  # the clock never moved
@@ -83,9 +85,7 @@ async def test_a_row_somebody_waits_for_takes_the_lingering_ones_with_it_in_orde
 
 @pytest_twisted.ensureDeferred
 async def test_write_now_and_flush_write_lingering_rows_without_the_clock(core):
-    account = await make_account(core)
-    clock, store = task.Clock(), Counted(core.store)
-    audit = AuditLog(store, None, clock)
+    account, clock, store, audit = await lingering(core)
     first = defer.ensureDeferred(recorded(audit, account, "/linger/a"))
     audit.write_now()
     await settle([first])
@@ -100,9 +100,7 @@ async def test_write_now_and_flush_write_lingering_rows_without_the_clock(core):
 
 @pytest_twisted.ensureDeferred
 async def test_no_more_than_linger_rows_wait(core):
-    account = await make_account(core)
-    clock, store = task.Clock(), Counted(core.store)
-    audit = AuditLog(store, None, clock)
+    account, clock, store, audit = await lingering(core)
     ds = [defer.ensureDeferred(recorded(audit, account, f"/linger/{i:03d}")) for i in range(LINGER_ROWS)]
     await settle(ds)
     assert store.transactions == [LINGER_ROWS]
