@@ -274,6 +274,8 @@ class DataConnections:
         if factory is None:
             raise DataConnectionFailed("The data connection was closed; use PASV or PORT again.")
         d = factory.when_connected()
+        if d.called:  # the client connected right after PASV, as most do: no timer to set and cancel
+            return await d
         d.addTimeout(DATA_CONNECT_TIMEOUT, self.clock)
         try:
             return await d
@@ -317,12 +319,13 @@ class DataConnections:
             # On the control connection's own address: never on every interface.
             self._door = PassiveDoor()
             self._door_port = self.getDTPPort(self._door, interface=self._local_host())
+            self._door_number = self._door_port.getHost().port
         elif self._door_timer is not None:
             self._door_timer.cancel()
             self._door_timer = None
         self._door.current = factory
         self.dtpFactory, self.dtpPort = factory, self._door_port
-        return self._door_port.getHost().port
+        return self._door_number
 
     def _close_door_later(self) -> None:
         if self._door_timer is None:

@@ -105,7 +105,9 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._epsv_all = False  # EPSV ALL: no PASV, PORT or EPRT from now on
         self._door = None  # data.PassiveDoor: the factory of the passive port, kept between transfers
         self._door_port = None
+        self._door_number = 0  # the passive port's number (read once: a system call each time)
         self._door_timer = None
+        self._local: str | None = None  # the control connection's own address, once asked
 
     # -- connection ------------------------------------------------------------------
 
@@ -155,7 +157,10 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         return plain_host(self.transport.getPeer().host)
 
     def _local_host(self) -> str:
-        return self.transport.getHost().host
+        """The control connection's own address (asked of the kernel once: it never changes)."""
+        if self._local is None:
+            self._local = self.transport.getHost().host
+        return self._local
 
     # -- replies ---------------------------------------------------------------------
 
