@@ -26,7 +26,7 @@ build: python ui
 
 python: $(STAMP)
 
-$(STAMP): constraints.txt setup.cfg pyproject.toml
+$(STAMP): constraints.txt setup.cfg setup.py pyproject.toml appliance/storage/local/_fast.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing the Python packages into $(VENV) (a minute or two the first time)..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -94,7 +94,7 @@ dist: ui python
 # dist/appliance_<version>_<arch>.deb: a venv under /opt/appliance with the wheel (Debian's
 # python3.11), /usr/bin/appliance, the user, the data dir, the units, /etc/appliance/appliance.toml
 deb: deb-deps dist
-	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-py3-none-any.whl dist
+	packaging/deb/build.sh dist/appliance-$$($(BIN)/python -c 'import appliance; print(appliance.__version__)')-*.whl dist
 	lintian --no-cfg dist/appliance_*.deb
 
 # The VM image (packaging/vm/build.sh and export.py; as root): Debian 12 with the .deb, booting

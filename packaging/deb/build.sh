@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build appliance_<version>_<arch>.deb from the wheel `make dist` made:
-#   packaging/deb/build.sh dist/appliance-<version>-py3-none-any.whl [OUTDIR]
+#   packaging/deb/build.sh dist/appliance-<version>-cp311-cp311-linux_<arch>.whl [OUTDIR]
 # A venv under /opt/appliance/venv (Debian's python3.11, the wheel and its
 # dependencies at the versions constraints.txt pins), /usr/bin/appliance, the
 # user (sysusers.d), the data dir (tmpfiles.d), the units from systemd/ and a

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from appliance.errors import Invalid, NotFound, PermissionDenied
+from appliance.storage.local import tree as tree_module
 from appliance.storage.local.tree import Tree, sweep_uploads
-from appliance.storage.paths import TEMP_PREFIX, split_path
+from appliance.storage.paths import TEMP_PREFIX, Entry, split_path
 
 
 @pytest.fixture
@@ -146,6 +147,59 @@ def test_sorted_names_and_their_entries_are_what_list_lists(tree):
         return [(e.name, e.kind, e.size, e.mtime, e.mode) for e in entries]
 
     assert seen(tree.entries(["docs"], names)) == seen(sorted(tree.list(["docs"]), key=lambda e: e.name))
+
+
+def test_the_c_module_makes_the_entries_os_lstat_makes(tree, monkeypatch):
+    """`entries` with the C module (_fast.c) and without it (os.lstat, name by name): the
+    same entries, to the last bit of their times, for every kind of name a folder can
+    hold, and a name gone between the read of the names and their stat left out."""
+    if tree_module.lstat_files is None:
+        pytest.skip("the C module is not built here (setup.py builds it where a compiler is)")
+    docs = os.path.join(tree.root, "docs")
+    for i, (size, ns) in enumerate([(0, 0), (1, 999_999_999), (4096, 1_700_000_000_123_456_789), (10**10, -1)]):
+        path = os.path.join(docs, f"f{i}.bin")
+        with open(path, "wb") as f:
+            f.truncate(size)  # sparse: 10 GB costs nothing
+        if ns >= 0:
+            os.utime(path, ns=(ns + 7, ns))
+    os.chmod(os.path.join(docs, "f1.bin"), 0o4751)
+    os.close(os.open(os.path.join(os.fsencode(docs), b"caf\xe9.txt"), os.O_CREAT | os.O_WRONLY))
+    os.mkdir(os.path.join(docs, "sub"))
+    os.symlink("a.txt", os.path.join(docs, "link"))
+    os.symlink("/etc/passwd", os.path.join(docs, "out"))
+    os.symlink("nowhere", os.path.join(docs, "dangling"))
+    os.mkfifo(os.path.join(docs, "pipe"))
+    names = (*tree.sorted_names(["docs"]), "gone.txt")
+    assert "caf\udce9.txt" in names  # not UTF-8 on the disk: its bytes, as os.listdir gives them
+
+    native = tree.entries(["docs"], names)
+    monkeypatch.setattr(tree_module, "lstat_files", None)
+    by_python = tree.entries(["docs"], names)
+    # a link's access time moves as it is followed (readlink): compared for the rest
+    assert [e if e.kind == "file" else e._replace(atime=0) for e in native] == [
+        e if e.kind == "file" else e._replace(atime=0) for e in by_python
+    ]
+    assert [type(e) for e in native] == [Entry] * len(names[:-1])
+    assert [e.name for e in native] == list(names[:-1])
+    kinds = {e.name: e.kind for e in native}
+    assert [kinds[name] for name in ("sub", "link", "out", "pipe", "f3.bin")] == [
+        "dir",
+        "file",
+        "link",
+        "other",
+        "file",
+    ]
+    files = {e.name: e for e in native}
+    assert files["f3.bin"].size == 10**10 and files["f2.bin"].mtime == 1_700_000_000.1234567
+    assert files["f1.bin"].mode == 0o100751  # no set-user-ID bit shown (ENTRY_MODE)
+
+
+def test_the_c_module_is_built_where_the_tests_run_in_ci():
+    """setup.py builds it optional (a machine without a compiler still installs the
+    package); CI has one, and a build that lost the module would list slower unseen."""
+    if not os.environ.get("CI") and tree_module.lstat_files is None:
+        pytest.skip("the C module is not built here, and CI is not set")
+    assert tree_module.lstat_files is not None
 
 
 def test_upload_temp_files_are_hidden_and_swept(tree):

@@ -80,6 +80,9 @@ def test_dpkg_installs_the_user_the_data_dir_and_the_command(chroot):
     assert chroot("stat", "-c", "%a %U %G", "/var/lib/appliance").stdout.split() == ["750", "appliance", "appliance"]
     assert chroot("appliance", "--version").stdout.strip().startswith("appliance ")
     assert chroot("dpkg-query", "-W", "-f", "${Status}", "appliance").stdout == "install ok installed"
+    # the wheel's C module, built by another Python 3.11, loads into Debian's
+    probe = "from appliance.storage.local import tree; print(tree.lstat_files)"
+    assert "built-in function lstat_files" in chroot("/opt/appliance/venv/bin/python", "-c", probe).stdout
 
 
 def test_the_appliance_user_serves_the_console(chroot):

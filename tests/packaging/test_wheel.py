@@ -46,6 +46,10 @@ def test_the_wheel_holds_the_console(wheel):
     assert "appliance/static/index.html" in names
     assert any(re.fullmatch(r"appliance/static/[\w-]+\.[0-9a-f]{8}\.js", name) for name in names), names
     assert "appliance/cli.py" in names
+    # the C module (setup.py): built for this Python, the wheel tagged for it
+    assert any(re.fullmatch(r"appliance/storage/local/_fast\.cpython-\d+-[\w-]+\.so", name) for name in names), names
+    assert re.fullmatch(r"appliance-[\w.]+-cp3\d+-cp3\d+-linux_\w+\.whl", wheel.name), wheel.name
+    assert "appliance/storage/local/_fast.c" not in names
     assert not any(name.startswith(("tests/", "ui/", "bench/")) for name in names)
 
 
@@ -63,6 +67,14 @@ def test_the_installed_wheel_serves_the_console(venv, tmp_path):
         cwd=tmp_path,
     ).stdout.strip()
     assert where.startswith(str(venv)), where
+    native = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "from appliance.storage.local import tree; print(tree.lstat_files)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert "built-in function lstat_files" in native.stdout, native.stdout + native.stderr
 
     data = tmp_path / "data"
     subprocess.run(

@@ -37,6 +37,11 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 log = Logger()
 
+try:  # the C module setup.py builds where it can (_fast.c); else os.lstat, name by name
+    from ._fast import lstat_files
+except ImportError:  # pragma: no cover - a build without a compiler
+    lstat_files = None
+
 
 def os_error(e: OSError, path: str) -> Exception:
     """Map an OSError to the domain error a person can act on."""
@@ -261,23 +266,48 @@ class Tree:
         with self.locate(parts) as location:
             fd = self.open_dir(location)
         try:
+            if lstat_files is None:
+                return self._entries_one_by_one(parts, fd, names)
             entries = []
-            add, lstat, is_file, new = entries.append, os.lstat, stat.S_ISREG, tuple.__new__
-            for name in names:
-                try:
-                    st = lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
-                mode = st.st_mode
-                if is_file(mode):  # most entries: entry_from_stat's, inlined (a listing makes 50,000)
-                    add(new(Entry, (name, "file", st.st_size, st.st_mtime, st.st_atime, mode & ENTRY_MODE)))
-                elif stat.S_ISLNK(mode):
-                    add(self._link_entry(parts, name, st))
-                else:
-                    add(entry_from_stat(name, st))
+            add = entries.append
+            # a regular file comes back as its Entry, made in C; a name gone as None;
+            # anything else as its name, looked at here
+            for found in lstat_files(fd, tuple(names), Entry, ENTRY_MODE):
+                if found.__class__ is Entry:
+                    add(found)
+                elif found is not None:
+                    entry = self._entry(parts, fd, found)
+                    if entry is not None:
+                        add(entry)
             return entries
         finally:
             os.close(fd)
+
+    def _entries_one_by_one(self, parts: list[str], fd: int, names: Sequence[str]) -> list[Entry]:
+        """`entries` without the C module: os.lstat, name by name."""
+        entries = []
+        add, lstat, is_file, new = entries.append, os.lstat, stat.S_ISREG, tuple.__new__
+        for name in names:
+            try:
+                st = lstat(name, dir_fd=fd)
+            except OSError:
+                continue
+            mode = st.st_mode
+            if is_file(mode):  # most entries: entry_from_stat's, inlined (a listing makes 50,000)
+                add(new(Entry, (name, "file", st.st_size, st.st_mtime, st.st_atime, mode & ENTRY_MODE)))
+            else:
+                add(self._entry_of(parts, name, st))
+        return entries
+
+    def _entry(self, parts: list[str], fd: int, name: str) -> Entry | None:
+        """The entry of `name` in the folder open as `fd` (None: gone meanwhile)."""
+        try:
+            return self._entry_of(parts, name, os.lstat(name, dir_fd=fd))
+        except OSError:
+            return None
+
+    def _entry_of(self, parts: list[str], name: str, st: os.stat_result) -> Entry:
+        return self._link_entry(parts, name, st) if stat.S_ISLNK(st.st_mode) else entry_from_stat(name, st)
 
     def _link_entry(self, parts: list[str], name: str, link_st: os.stat_result) -> Entry:
         """Show a link as what it points to when that is inside the root."""
