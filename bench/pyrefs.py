@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import os
 import secrets
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,12 +62,18 @@ def chosen(args: argparse.Namespace) -> list[str]:
 
 def ensure_venv() -> None:
     """Make .venv-bench from bench/requirements.txt unless it already is."""
-    wanted = REQUIREMENTS.read_text()
+    # the product's interpreter (its .venv's: Debian's python3.11, see the Makefile), so that
+    # the two Python servers and the product run on the same one
+    product_python = REPO_ROOT / ".venv" / "bin" / "python"
+    interpreter = str(product_python.resolve()) if product_python.exists() else sys.executable
+    wanted = f"{interpreter}\n{REQUIREMENTS.read_text()}"
     if PYTHON.exists() and STAMP.exists() and STAMP.read_text() == wanted:
         return
     print(f"installing the Python reference servers into {VENV.relative_to(REPO_ROOT)} ...", flush=True)
+    if PYTHON.exists() and PYTHON.resolve() != Path(interpreter):
+        shutil.rmtree(VENV)  # made by another interpreter
     if not PYTHON.exists():
-        run_checked([sys.executable, "-m", "venv", str(VENV)], "python -m venv")
+        run_checked([interpreter, "-m", "venv", str(VENV)], "python -m venv")
     run_checked(
         [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
         "pip install -r bench/requirements.txt",
