@@ -17,6 +17,10 @@ SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-k
 # command -> Debian package, for `make deb`
 DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html
+# `apt-get update` once a make run, before its first install: python3.11's venv and headers,
+# the tools the tests drive and those of the packages all install through this
+APT_MARK := /tmp/.appliance-apt-updated.$(shell echo $$PPID)
+APT_INSTALL = { [ -e $(APT_MARK) ] || { apt-get update -qq && touch $(APT_MARK); }; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
 .PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
@@ -35,7 +39,7 @@ $(STAMP): constraints.txt setup.cfg setup.py pyproject.toml appliance/storage/lo
 	@if ! $(PYTHON) -c 'import ensurepip, os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' 2>/dev/null; then \
 	  if [ "$$(id -u)" != 0 ]; then echo "missing: $(PYTHON) with venv and headers (as root: apt-get install python3.11-venv python3.11-dev)"; exit 1; fi; \
 	  echo "installing: python3.11 python3.11-venv python3.11-dev"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv python3.11-dev; \
+	  $(APT_INSTALL) python3.11 python3.11-venv python3.11-dev; \
 	fi
 	@# a venv made by another interpreter (an older checkout's python3) is made again
 	if [ -x $(BIN)/python ] && [ "$$(readlink -f $(BIN)/python)" != "$$(readlink -f $(PYTHON))" ]; then rm -rf $(VENV); fi
@@ -70,7 +74,7 @@ define need
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (as root: apt-get install$$missing)"; exit 1; fi; \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  $(APT_INSTALL) $$missing; \
 	fi
 endef
 
@@ -127,7 +131,7 @@ vm-deps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" != 0 ]; then echo "missing system packages:$$missing (install them as root)"; exit 1; fi; \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  $(APT_INSTALL) $$missing; \
 	fi
 
 vm-image: vm-deps deb
