@@ -19,8 +19,10 @@ DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html
 # `apt-get update` once a make run, before its first install: python3.11's venv and headers,
 # the tools the tests drive and those of the packages all install through this
+# (the mark is this make's own: its process id, and younger than an hour, so a later make
+# whose id is the same one updates again)
 APT_MARK := /tmp/.appliance-apt-updated.$(shell echo $$PPID)
-APT_INSTALL = { [ -e $(APT_MARK) ] || { apt-get update -qq && touch $(APT_MARK); }; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
+APT_INSTALL = { [ -n "$$(find $(APT_MARK) -mmin -60 2>/dev/null)" ] || { apt-get update -qq && touch $(APT_MARK); }; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
 .PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
@@ -42,7 +44,7 @@ $(STAMP): constraints.txt setup.cfg setup.py pyproject.toml appliance/storage/lo
 	  $(APT_INSTALL) python3.11 python3.11-venv python3.11-dev; \
 	fi
 	@# a venv made by another interpreter (an older checkout's python3) is made again
-	if [ -x $(BIN)/python ] && [ "$$(readlink -f $(BIN)/python)" != "$$(readlink -f $(PYTHON))" ]; then rm -rf $(VENV); fi
+	if [ -x $(BIN)/python ] && [ "$$(readlink -f $(BIN)/python)" != "$$(readlink -f "$$(command -v $(PYTHON))")" ]; then rm -rf $(VENV); fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing the Python packages into $(VENV) (a minute or two the first time)..."
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -58,7 +58,9 @@ def test_the_installed_wheel_serves_the_console(venv, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("APPLIANCE_", "PYTHON"))}
     env["APPLIANCE_SECURITY_BCRYPT_ROUNDS"] = "4"
     # The code run is the wheel's copy, not this checkout's; its C module loads.
-    probe = "import appliance; from appliance.storage.local import tree; print(appliance.__file__, tree.lstat_files)"
+    probe = (
+        "import appliance; from appliance.storage.local import tree; print(appliance.__file__); print(tree.lstat_files)"
+    )
     where, native = subprocess.run(
         [str(venv / "bin" / "python"), "-c", probe],
         capture_output=True,
@@ -66,9 +68,9 @@ def test_the_installed_wheel_serves_the_console(venv, tmp_path):
         check=True,
         env=env,
         cwd=tmp_path,
-    ).stdout.split(" ", 1)
+    ).stdout.splitlines()
     assert where.startswith(str(venv)), where
-    assert native.strip() == "<built-in function lstat_files>", native
+    assert native == "<built-in function lstat_files>", native
 
     data = tmp_path / "data"
     subprocess.run(
