@@ -30,6 +30,7 @@ class ServerSettings:
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
     pin_reactor: bool = True  # keep the reactor, database and short disk work on one CPU (bulk work uses all)
     idle_spin_us: int = 200  # microseconds the reactor looks for its next event before sleeping, at most (0: none)
+    thread_wait_us: int = 500  # microseconds the reactor waits in place for a short job of a thread (0: never)
 
 
 @dataclass
@@ -235,6 +236,7 @@ _BOUNDS = {
     ("server", "trial_days"): (0, None),
     ("server", "shutdown_grace"): (0, None),
     ("server", "idle_spin_us"): (0, 10_000),
+    ("server", "thread_wait_us"): (0, 10_000),
     ("smtp", "port"): (1, 65535),
     ("security", "bcrypt_rounds"): (4, 16),
 }

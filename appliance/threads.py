@@ -25,6 +25,20 @@ for its next event a short while before it sleeps, while no pool has work: a pin
 thread needs its CPU, and any thread the GIL, which looking takes and gives back many
 times. And it hands each event to its connection without Twisted's per-event logging
 context. Both are set up here, with the pinning, and taken off at stop (reactor_idle.py).
+
+How it waits for a short job (`in_place`: the daemon's `[server] thread_wait_us`): a job
+given to the database thread or the work pool (an open, a stat, a commit's fsync and
+rename, an audit row) takes 30-100 us on a fast disk, and going round the event loop
+for its result took 60-70 us more: the reactor's own way back to its wait (the thread
+shares its CPU and needs the GIL until then), the thread's hand-back through
+callFromThread and the waker, the reactor's wake-up and callbacks (bench/README.md).
+So when nothing else is ready (epoll has no event for it, no result is on the way
+back) and a thread of the pool is free, the reactor waits where it is, GIL released,
+for up to `thread_wait_us`; the job's Deferred has its result before the caller gets
+it, and the caller goes straight on. A job that takes longer is left to come back the
+usual way, and jobs of that function are not waited for again for a while (8 jobs,
+doubling up to 1,024 while it stays slow: an fsync on a spinning disk). At most 32
+waits in a row: the 33rd job goes round the loop, so timers due meanwhile run.
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ from typing import Any, TypeVar
 
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
+from twisted.python import threadable
 from twisted.python.failure import Failure
 
 from . import reactor_idle
@@ -57,11 +72,14 @@ class Threads:
         transfer_threads: int = 4,
         pin: bool = False,
         idle_spin: float = 0.0,
+        thread_wait: float = 0.0,
     ):
         self._reactor = reactor
         self.reactor = reactor
         self._pin = pin
         self._idle_spin = idle_spin  # seconds the reactor looks for events before it sleeps
+        self._thread_wait = thread_wait  # seconds the reactor waits in place for a short job
+        self.in_place: InPlace | None = None  # how it does, once started
         self.spin: reactor_idle.IdleSpin | None = None  # how it does, once started (reactor_idle.install)
         self.dispatch: reactor_idle.DirectDispatch | None = None  # how it hands out events (reactor_idle.py)
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
@@ -86,6 +104,9 @@ class Threads:
         self._bulk.start()
         self._net.start()
         self._transfer.start()
+        poller = reactor_idle.reactor_poller(self._reactor)
+        if self._thread_wait > 0 and poller is not None and hasattr(poller, "poll"):
+            self.in_place = self._db.in_place = self._work.in_place = InPlace(self._thread_wait, poller.poll)
         self.dispatch = reactor_idle.dispatch_directly(self._reactor)
         if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
             self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.all_idle)
@@ -105,6 +126,7 @@ class Threads:
         if self.dispatch is not None:
             reactor_idle.undo_dispatch(self._reactor)
             self.dispatch = None
+        self.in_place = self._db.in_place = self._work.in_place = None
         if self.cpu is not None:
             os.sched_setaffinity(0, self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None
@@ -189,6 +211,85 @@ def current_cpu() -> int | None:
         return None
 
 
+class InPlace:
+    """Whether the reactor waits where it is for a job it gives the database thread or
+    the work pool, and the wait (see the module). `peek`: the reactor's epoll object's
+    `poll` (anything ready?); `in_reactor`: whether the caller is the reactor's thread."""
+
+    STREAK = 32  # waits in a row at most; then a job goes round the loop (due timers run)
+    PAUSE_FIRST, PAUSE_MOST = 8, 1024  # jobs of a slow function not waited for, at first and at most
+    KINDS = 256  # slow functions remembered at most (a new lambda or partial is a new one)
+
+    def __init__(
+        self,
+        most: float,
+        peek: Callable[[float, int], list],
+        in_reactor: Callable[[], bool] = threadable.isInIOThread,
+    ):
+        self.most = most
+        self._peek = peek
+        self._in_reactor = in_reactor
+        self._streak = 0
+        self._pauses: dict[Any, list[int]] = {}  # a slow function -> [jobs still not waited for, the pause]
+
+    def wanted(self, fn: Callable) -> Any:
+        """The key of `fn`'s kind when the reactor should wait for this job, else None."""
+        if self._streak >= self.STREAK:
+            self._streak = 0
+            return None
+        if not self._in_reactor():
+            return None
+        fn = getattr(fn, "__func__", fn)
+        kind = getattr(fn, "__code__", fn)
+        pause = self._pauses.get(kind)
+        if pause is not None and pause[0] > 0:
+            pause[0] -= 1
+            return None
+        try:
+            if self._peek(0, 1):  # an event or a result waits: it goes first, as before
+                self._streak = 0
+                return None
+        except (OSError, ValueError):  # a closed epoll object: the reactor is going away
+            return None
+        return kind
+
+    def wait(self, waiter: _Waiter, kind: Any) -> bool:
+        """Wait for the job (up to `most`): whether its result was handed to `waiter`."""
+        waiter.done.acquire(True, self.most)
+        with waiter.guard:
+            if not waiter.delivered:
+                waiter.abandoned = True  # the thread hands it back the usual way
+        pause = self._pauses.get(kind)
+        if waiter.delivered:
+            self._streak += 1
+            if pause is not None:
+                pause[1] //= 2
+                if pause[1] < self.PAUSE_FIRST:
+                    del self._pauses[kind]
+            return True
+        self._streak = 0
+        length = min(max(pause[1] * 2, self.PAUSE_FIRST), self.PAUSE_MOST) if pause else self.PAUSE_FIRST
+        if pause is None and len(self._pauses) >= self.KINDS:
+            self._pauses.clear()
+        self._pauses[kind] = [length, length]
+        return False
+
+
+class _Waiter:
+    """One job the reactor waits for in place: `done` is released when its result is
+    here; `guard` settles which of the two sides has it when the wait ends as it comes."""
+
+    __slots__ = ("abandoned", "delivered", "done", "guard", "outcome", "result")
+
+    def __init__(self):
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.guard = threading.Lock()
+        self.delivered = self.abandoned = False
+        self.outcome: Callable[[Any], Any] | None = None
+        self.result: Any = None
+
+
 class Pool:
     """Threads taking work from one queue, each result handed back to the reactor with
     callFromThread: Twisted's ThreadPool with less on the way (its hand-off through a
@@ -210,6 +311,7 @@ class Pool:
         self._queued = 0  # jobs no thread has taken yet
         self._unfinished = 0  # jobs given and not done (their results may still be on the way back)
         self._started = False
+        self.in_place: InPlace | None = None  # set by Threads for the pools of short work
 
     def start(self) -> None:
         self._started = True
@@ -230,6 +332,7 @@ class Pool:
         with self._lock:
             self._queued += 1
             self._unfinished += 1
+            free = self._queued <= self._idle  # a waiting thread takes it at once
             if self._queued > self._idle and len(self._threads) < self._max:
                 try:
                     self._spawn()
@@ -239,7 +342,15 @@ class Pool:
                         self._unfinished -= 1
                         raise
                     log.warn("{pool}: could not start another thread; the job waits for a busy one", pool=self.name)
-        self._queue.put((d, fn, args, kwargs))
+        in_place = self.in_place
+        kind = in_place.wanted(fn) if in_place is not None and free else None
+        if kind is None:
+            self._queue.put((d, fn, args, kwargs, None))
+            return d
+        waiter = _Waiter()
+        self._queue.put((d, fn, args, kwargs, waiter))
+        if in_place.wait(waiter, kind):
+            waiter.outcome(waiter.result)  # before the caller has d: awaiting it goes straight on
         return d
 
     def stop(self) -> None:
@@ -272,7 +383,7 @@ class Pool:
                     self._queued -= 1
             if job is None:
                 return
-            d, fn, args, kwargs = job
+            d, fn, args, kwargs, waiter = job
             job = None
             try:
                 outcome, result = d.callback, fn(*args, **kwargs)
@@ -280,8 +391,21 @@ class Pool:
                 outcome, result = d.errback, Failure()
             with lock:
                 self._unfinished -= 1  # done: its result is on the way back
-            back(outcome, result)
-            d = fn = args = kwargs = outcome = result = None  # hold nothing of the job while waiting for the next
+            if waiter is None or not _hand_over(waiter, outcome, result):
+                back(outcome, result)
+            # hold nothing of the job while waiting for the next
+            d = fn = args = kwargs = outcome = result = waiter = None
+
+
+def _hand_over(waiter: _Waiter, outcome: Callable[[Any], Any], result: Any) -> bool:
+    """Give a job's result to the reactor waiting for it in place; False if it stopped
+    waiting (the result then goes back through callFromThread)."""
+    with waiter.guard:
+        if waiter.abandoned:
+            return False
+        waiter.outcome, waiter.result, waiter.delivered = outcome, result, True
+        waiter.done.release()
+        return True
 
 
 def _name_this_thread(name: str) -> None:

@@ -120,12 +120,14 @@ def build_core(
     one CPU (threads.py); the daemon asks for it, a core built in a test process not.
     `idle_spin`: seconds the reactor looks for its next event before it sleeps
     (reactor_idle.py); the daemon's `[server] idle_spin_us`, none in a test process.
+    The reactor waits in place for a short job of its threads (threads.py) as
+    `[server] thread_wait_us` says, in a test process too.
     """
     data_dir = DataDir(settings.data_path)
     data_dir.prepare(settings.server.public_hostname)
     if hold_data_dir:
         data_dir.lock()
-    threads = Threads(reactor, pin=pin, idle_spin=idle_spin)
+    threads = Threads(reactor, pin=pin, idle_spin=idle_spin, thread_wait=settings.server.thread_wait_us / 1_000_000)
     threads.start()
     try:
         return _wire(settings, reactor, data_dir, threads, destinations or Destinations())

@@ -135,8 +135,10 @@ class AuditLog:
     async def flush(self) -> None:
         """Write every row recorded so far and return once none is waiting or being
         written (at shutdown, before the database closes)."""
-        while self._writing or self._waiting:
-            self.write_now()
+        while True:
+            self.write_now()  # may be written before it returns (the database trip waited for in place)
+            if not (self._writing or self._waiting):
+                return
             idle: Deferred = Deferred()
             self._idle.append(idle)
             await idle

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from cryptography.fernet import InvalidToken
 from twisted.internet import task
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from ..config import MailSettings
@@ -159,7 +160,11 @@ class MailboxService:
 
     async def _begin(self, mailbox: Mailbox) -> int:
         run_id = await self._store.run(mailbox_queries.start_run, mailbox.org_id, mailbox.id, self._now_iso())
-        self._running[mailbox.id] = spawn(self._run(mailbox, run_id), f"mailbox {mailbox.id} run {run_id}")
+        # in place before the run's first line: a run can end before spawn returns (its
+        # database trips answered in place), and its end takes it out of _running
+        ended: Deferred = Deferred()
+        self._running[mailbox.id] = ended
+        spawn(self._run(mailbox, run_id), f"mailbox {mailbox.id} run {run_id}").addBoth(ended.callback)
         return run_id
 
     async def wait(self, mailbox_id: int) -> None:

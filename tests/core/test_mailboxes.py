@@ -376,3 +376,23 @@ async def test_an_admins_change_ends_the_backoff_of_a_failing_mailbox(core, mail
     await core.mailboxes.tick()
     await core.mailboxes.wait(mailbox_id)  # in case the minute's draw was zero
     assert core.mailboxes.next_due(mailbox_id) - core.reactor.seconds() <= 300 * 1.1 + 60
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_run_that_ends_before_it_is_under_way_is_not_left_running(core, mail_server, monkeypatch):
+    # a run can end before spawn returns: here its poll fails at once, and the database
+    # trips after it may be answered in place (threads.py); it must not stay "running"
+    from appliance.errors import Unavailable
+
+    async def fails_at_once(mailbox, tally):
+        raise Unavailable("The mail server is not there.")
+
+    monkeypatch.setattr(core.mailboxes, "_poll", fails_at_once)
+    mailbox_id = await make_mailbox(core, mail_server)
+    org_id = (await make_account(core, "admin")).organisation.id
+    await core.mailboxes.run_now(org_id, mailbox_id)
+    await core.mailboxes.wait(mailbox_id)
+    await core.mailboxes.run_now(org_id, mailbox_id)  # not "being checked right now"
+    await core.mailboxes.wait(mailbox_id)
+    rows = await core.store.run(mailbox_queries.runs, org_id, mailbox_id)
+    assert [(r["status"], r["error"]) for r in rows] == [("failed", "The mail server is not there.")] * 2

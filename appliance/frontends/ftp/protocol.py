@@ -200,6 +200,8 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
                 self._reply_result(self.ftp_STAT())
                 return
             self._queue.append(line)
+            if not self._busy:  # the command ended meanwhile (ABOR's cancel can end it at once)
+                self._drain()
             return
         self._run(line)
         self._drain()
