@@ -32,6 +32,7 @@ import hashlib
 import http.client
 import json
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -96,6 +97,7 @@ class Figure:
     seconds: float | None = None
     error: str | None = None
     details: dict = field(default_factory=dict)
+    client_cpu: float | None = None  # trees: CPU seconds of the client's processes for the command
 
     @property
     def per_second(self) -> float | None:
@@ -197,6 +199,14 @@ def lftp_timed(login: Login, command: str, scratch: Path, timeout: float, cwd: P
     return moments[1] - moments[0]
 
 
+def children_cpu() -> float:
+    """CPU seconds (user and system) of this process's ended children: the clients (sftp
+    and its ssh, lftp, the `date`s of their stamps). The servers are children too, but
+    end only with the run; sshd's and vsftpd's session processes are theirs, not ours."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _run_client_in(argv, scratch, timeout, stdin_text, cwd):
     """clients._run_client with a working folder (lftp's mirror writes relative to it)."""
     here = os.getcwd()
@@ -281,6 +291,8 @@ class SmallFiles:
         self.counts = args.small_counts
         self.figures: list[Figure] = []
         self.sent: dict[int, dict[str, str]] = {}  # files per tree -> its relative paths' SHA-256
+        # (protocol, side) -> the CPU seconds of a client's run besides its command
+        self.sign_in_cpu: dict[tuple[str, str], float] = {}
         self.scratch = workspace.folder("smallfiles-scratch")
         ports = Ports()
         product = servers.enter_context(Product(workspace, ports, args.appliance))
@@ -380,12 +392,15 @@ class SmallFiles:
         `back` and check that. The download reads the checked upload, or the sent tree put in place
         when the upload failed."""
         sent, stored = self.sent[figure.count], disk / f"up-{figure.count}"
+        signing_in = self.client_sign_in(figure, timed)
         clear(stored)
         for direction in ("upload", "download"):
             clear(back)
             this = replace(figure, direction=direction)
             try:
+                before = children_cpu()
                 this.seconds = timed(commands[direction])
+                this.client_cpu = max(0.0, children_cpu() - before - signing_in)
                 error = check_tree(stored if direction == "upload" else back, sent)
             except TransferFailed as e:
                 error = str(e)
@@ -395,6 +410,21 @@ class SmallFiles:
                 shutil.copytree(local, stored)
         clear(back)
         clear(stored)
+
+    def client_sign_in(self, figure: Figure, timed) -> float:
+        """The CPU seconds a client's run spends besides its command (starting, signing in:
+        OpenSSH's sntrup761 key exchange costs its client ~150 ms, the product's curve25519
+        ~25), so that a tree's client CPU is its transfer's alone: the median of three runs of
+        `pwd` on that side, measured once per protocol and side."""
+        key = ("sftp" if figure.case == "sftp" else "ftp", figure.side)
+        if key not in self.sign_in_cpu:
+            used = []
+            for _ in range(3):
+                before = children_cpu()
+                timed("pwd")
+                used.append(children_cpu() - before)
+            self.sign_in_cpu[key] = statistics.median(used)
+        return self.sign_in_cpu[key]
 
     # -- the big folder
 
@@ -516,15 +546,14 @@ class SmallFiles:
         for case, direction, count in keys:
             row = {"case": case, "direction": direction, "count": count}
             for side in (*SIDES, PYTHON) if self.python else SIDES:
-                rates = [f.per_second for f in self.figures
-                         if (f.case, f.direction, f.side) == (case, direction, side) and f.error is None
-                         and (count is None or f.count == count) and f.per_second]  # fmt: skip
-                seconds = [f.seconds for f in self.figures
-                           if (f.case, f.direction, f.side) == (case, direction, side) and f.error is None
-                           and (count is None or f.count == count) and f.seconds]  # fmt: skip
-                row[f"{side}_per_s"] = statistics.median(rates) if rates else None
-                row[f"{side}_seconds"] = statistics.median(seconds) if seconds else None
-                row[f"{side}_runs"] = len(rates)
+                runs = [f for f in self.figures
+                        if (f.case, f.direction, f.side) == (case, direction, side) and f.error is None
+                        and (count is None or f.count == count) and f.seconds]  # fmt: skip
+                client = [f.client_cpu * 1e6 / f.count for f in runs if f.client_cpu is not None]
+                row[f"{side}_per_s"] = statistics.median(f.per_second for f in runs) if runs else None
+                row[f"{side}_seconds"] = statistics.median(f.seconds for f in runs) if runs else None
+                row[f"{side}_client_us"] = statistics.median(client) if client else None  # a file's
+                row[f"{side}_runs"] = len(runs)
             product, reference = row["product_per_s"], row["reference_per_s"]
             row["ratio"] = product / reference if product and reference else None
             if self.python:
@@ -584,11 +613,44 @@ class SmallFiles:
                   f"{ratio:>5}{py_ratio}  {target:>7}  {met:>3}")  # fmt: skip
         mlsd = "; pyftpdlib's MLSD" if "ftp" in self.python else ""
         print(f"(ftp MLSD: the product's MLSD against vsftpd's LIST, which has no MLSD{mlsd})")
+        self.print_file_times(rows)
         failed = [f for f in self.figures if f.error is not None]
         if failed:
             print(f"\n{len(failed)} run(s) FAILED their checks (see above); they are left out of the medians.")
         for what, why in self.not_measured.items():
             print(f"\nNOT MEASURED: {what}: " + "\n    ".join(why.splitlines()[:12]))
+
+    def print_file_times(self, rows: list[dict]) -> None:
+        """Where a small file's time goes, per tree and side: the transfer's time a file
+        (wall), the CPU the client's processes spent a file (client: sftp and its ssh, or
+        lftp, less their start and sign-in: `client_sign_in`), and the difference: the
+        server's work and the waits between the two (for a client that asks one request at
+        a time, the server's part)."""
+        trees = [row for row in rows if row["direction"] in ("upload", "download")]
+        if not any(row.get("product_client_us") for row in trees):
+            return
+        sides = [side for side in (*SIDES, PYTHON) if any(row.get(f"{side}_client_us") for row in trees)]
+        print("\nA small file's time, us a file (medians): wall = the transfer's time; client = the CPU of the "
+              "client's processes\n(sftp and ssh, or lftp; less their start and sign-in); the rest = wall - client: "
+              f"the server's work and the waits between the two.\nSides: {', '.join(sides)}.\n")  # fmt: skip
+        header = f"{'case':15}  {'direction':9}  {'files':>6}  " + "  ".join(
+            f"{what + ' ' + '/'.join(side[:3] for side in sides):>{7 * len(sides) + 6}}"
+            for what in ("wall", "client", "the rest")
+        )
+        print(header)
+        print("-" * len(header))
+        for row in trees:
+            cells = []
+            for what in ("wall", "client", "the rest"):
+                values = []
+                for side in sides:
+                    rate, client = row.get(f"{side}_per_s"), row.get(f"{side}_client_us")
+                    wall = 1e6 / rate if rate else None
+                    value = {"wall": wall, "client": client,
+                             "the rest": wall - client if wall is not None and client is not None else None}[what]  # fmt: skip
+                    values.append(f"{value:.0f}" if value is not None else "-")
+                cells.append(f"{' / '.join(values):>{7 * len(sides) + 6}}")
+            print(f"{row['case']:15}  {row['direction']:9}  {row['count']:>6,}  " + "  ".join(cells))
 
     def python_cells(self, row: dict) -> tuple[str, str]:
         """The row's python/s and ratio py cells, with their leading gaps: nothing without
@@ -613,6 +675,7 @@ class SmallFiles:
             "api_first_page_ms_target": API_FIRST_PAGE_MS,
             "python_references": self.python,  # protocol -> software; the rows' python_* figures
             "not_measured": self.not_measured,
+            "client_sign_in_cpu_s": {f"{protocol} {side}": cpu for (protocol, side), cpu in self.sign_in_cpu.items()},
             "summary": rows,
             "runs": [asdict(f) for f in self.figures],
         }
