@@ -8,6 +8,8 @@ they happen.
 
 from __future__ import annotations
 
+import gc
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
@@ -27,6 +29,19 @@ class _Sessions:
         yield sessions
         yield GaugeMetricFamily(
             "appliance_connections_signing_in", "Connections not yet signed in", value=self._connections.pending
+        )
+
+
+class _Heap:
+    """Objects the garbage collector's full passes skip: the daemon's start-up heap,
+    frozen once it is ready (cli.freeze_start_up_heap); 0 before that, or in a process
+    that did not freeze it."""
+
+    def collect(self):
+        yield GaugeMetricFamily(
+            "appliance_gc_frozen_objects",
+            "Objects of the start-up heap left out of the garbage collector's full passes",
+            value=gc.get_freeze_count(),
         )
 
 
@@ -56,6 +71,7 @@ class Metrics:
         )
         if connections is not None:
             self.registry.register(_Sessions(connections))
+        self.registry.register(_Heap())
         # (protocol, direction) -> its two counters: `labels` looks them up by a lock and a
         # tuple of strings, once per transferred file otherwise
         self._transfer_counters: dict[tuple[str, str], tuple] = {}

@@ -72,3 +72,12 @@ def test_metrics_count_what_happens(fresh_daemon):
     assert 'appliance_transfers_total{direction="upload",protocol="ftp"} 1.0' in text
     assert 'appliance_transfer_bytes_total{direction="upload",protocol="ftp"} 12345.0' in text
     assert 'appliance_sessions{protocol="sftp"} 0.0' in text
+
+
+def test_the_daemon_freezes_its_start_up_heap_out_of_full_collections(fresh_daemon):
+    # a full garbage collection otherwise goes over every object of the start-up heap
+    # (~80,000), holding the GIL for tens of milliseconds: cli.freeze_start_up_heap
+    status, body = get(fresh_daemon, "/metrics")
+    assert status == 200
+    frozen = [line for line in body.decode().splitlines() if line.startswith("appliance_gc_frozen_objects ")]
+    assert len(frozen) == 1 and float(frozen[0].split()[1]) > 10_000, frozen
