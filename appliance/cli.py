@@ -275,7 +275,7 @@ class _LineObserver:
 
 
 def freeze_start_up_heap() -> int:
-    """Take what the daemon holds once it has started (its modules, services, settings:
+    """Take what the daemon holds once it is built (its modules, services, settings:
     some 80,000 objects) out of the garbage collector's full passes, which otherwise go
     over all of them now and then and hold the GIL meanwhile: 31 and 87 ms on the
     reactor during listings of a folder of 50,000 files, whose entries survive long
@@ -318,7 +318,6 @@ def cmd_serve(args) -> int:
             exit_code["code"] = 1
             reactor.stop()
             return
-        freeze_start_up_heap()
         systemd.notify("READY=1\nSTATUS=Serving " + ", ".join(listener.description for listener in daemon.listeners))
         await daemon.announce()
         systemd.start_watchdog(reactor)
@@ -335,6 +334,9 @@ def cmd_serve(args) -> int:
 
     from twisted.internet import defer
 
+    # before anything listens: the collection holds the process for ~0.1 s, and a client
+    # that came meanwhile would wait, or find its place still held by one that had left
+    freeze_start_up_heap()
     reactor.callWhenRunning(lambda: defer.Deferred.fromCoroutine(start()))
     reactor.run()
     return exit_code["code"]

@@ -34,7 +34,7 @@ class _Sessions:
 
 class _Heap:
     """Objects the garbage collector's full passes skip: the daemon's start-up heap,
-    frozen once it is ready (cli.freeze_start_up_heap); 0 before that, or in a process
+    frozen once it is built, before it listens (cli.freeze_start_up_heap); 0 before that, or in a process
     that did not freeze it."""
 
     def collect(self):
