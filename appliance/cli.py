@@ -274,19 +274,17 @@ class _LineObserver:
         return f"{self._time(event.get('log_time'))} [{system}] {value.replace(chr(10), chr(10) + chr(9))}\n"
 
 
-def freeze_start_up_heap() -> int:
+def freeze_start_up_heap() -> None:
     """Take what the daemon holds once it is built (its modules, services, settings:
     some 80,000 objects) out of the garbage collector's full passes, which otherwise go
     over all of them now and then and hold the GIL meanwhile: 31 and 87 ms on the
     reactor during listings of a folder of 50,000 files, whose entries survive long
     enough to set a full pass off (bench/README.md); 0.2 ms frozen. What start-up left
-    behind is collected first. Returns how many objects are frozen now (the metric
-    `appliance_gc_frozen_objects`)."""
+    behind is collected first. The metric `appliance_gc_frozen_objects` says how many."""
     import gc
 
     gc.collect()
     gc.freeze()
-    return gc.get_freeze_count()
 
 
 def cmd_serve(args) -> int:

@@ -400,7 +400,8 @@ class SmallFiles:
             try:
                 before = children_cpu()
                 this.seconds = timed(commands[direction])
-                this.client_cpu = max(0.0, children_cpu() - before - signing_in)
+                if signing_in is not None:
+                    this.client_cpu = max(0.0, children_cpu() - before - signing_in)
                 error = check_tree(stored if direction == "upload" else back, sent)
             except TransferFailed as e:
                 error = str(e)
@@ -411,18 +412,25 @@ class SmallFiles:
         clear(back)
         clear(stored)
 
-    def client_sign_in(self, figure: Figure, timed) -> float:
+    def client_sign_in(self, figure: Figure, timed) -> float | None:
         """The CPU seconds a client's run spends besides its command (starting, signing in:
         OpenSSH's sntrup761 key exchange costs its client ~150 ms, the product's curve25519
         ~25), so that a tree's client CPU is its transfer's alone: the median of three runs of
-        `pwd` on that side, measured once per protocol and side."""
+        `pwd` on that side, measured once per protocol and side. None when they failed (the
+        tree's runs then say why, and have no client CPU)."""
         key = ("sftp" if figure.case == "sftp" else "ftp", figure.side)
         if key not in self.sign_in_cpu:
             used = []
-            for _ in range(3):
-                before = children_cpu()
-                timed("pwd")
-                used.append(children_cpu() - before)
+            try:
+                for _ in range(3):
+                    before = children_cpu()
+                    timed("pwd")
+                    used.append(children_cpu() - before)
+            except TransferFailed as e:
+                print(
+                    f"!! {figure.side} {key[0]}: no client CPU figures: `pwd` failed: {e}", file=sys.stderr, flush=True
+                )
+                return None
             self.sign_in_cpu[key] = statistics.median(used)
         return self.sign_in_cpu[key]
 

@@ -34,8 +34,8 @@ class _Sessions:
 
 class _Heap:
     """Objects the garbage collector's full passes skip: the daemon's start-up heap,
-    frozen once it is built, before it listens (cli.freeze_start_up_heap); 0 before that, or in a process
-    that did not freeze it."""
+    frozen once it is built, before it listens (cli.freeze_start_up_heap); 0 in a
+    process that did not freeze it."""
 
     def collect(self):
         yield GaugeMetricFamily(
