@@ -125,6 +125,7 @@ def cmd_check(args) -> int:
 
     from .core.datadir import DataDir
     from .service import listen_problems, parse_endpoint
+    from .systemd import unit_problems
 
     problems: list[str] = []
     try:
@@ -149,6 +150,7 @@ def cmd_check(args) -> int:
     if to_try and not _served(data_dir):  # a serving daemon holds its ports
         problems.extend(_react(lambda: listen_problems(to_try)))
     problems.extend(data_dir.problems())
+    problems.extend(unit_problems())  # on an installed system: the daemon's unit failing or restarting
     for root in settings.sources.local_roots:
         if not os.path.isdir(root):
             problems.append(f"[sources] local_roots: {root} is not a folder")

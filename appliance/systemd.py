@@ -35,3 +35,41 @@ def start_watchdog(clock, environ=os.environ) -> task.LoopingCall | None:
     loop.clock = clock
     loop.start(int(usec) / 2_000_000, now=True)
     return loop
+
+
+UNIT = "appliance.service"
+
+
+def unit_problems(unit: str = UNIT, run=None) -> list[str]:
+    """What is wrong with the installed daemon's unit, as systemd sees it: failed, or
+    restarting (it keeps ending and systemd keeps starting it again). Nothing where no
+    systemd runs, where it does not know the unit, or where it cannot be asked."""
+    import shutil
+    import subprocess
+
+    if not os.path.isdir("/run/systemd/system") or shutil.which("systemctl") is None:
+        return []
+    run = run or subprocess.run
+    try:
+        shown = run(
+            ["systemctl", "show", unit, "--property=LoadState,ActiveState,SubState,Result,NRestarts,ExecMainStatus"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if shown.returncode != 0:
+        return []
+    state = dict(line.split("=", 1) for line in shown.stdout.splitlines() if "=" in line)
+    if state.get("LoadState") != "loaded":
+        return []
+    why = f"read why with: journalctl -u {unit.removesuffix('.service')} -e"
+    active, sub = state.get("ActiveState", ""), state.get("SubState", "")
+    restarts = int(state.get("NRestarts") or 0)
+    if active == "failed":
+        status = state.get("ExecMainStatus") or "?"
+        return [f"{unit} has failed (result {state.get('Result', '?')}, exit status {status}): {why}"]
+    if sub == "auto-restart" or (active == "activating" and restarts):
+        return [f"{unit} is restarting ({restarts} restarts so far): it ends soon after it starts; {why}"]
+    return []

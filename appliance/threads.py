@@ -128,7 +128,7 @@ class Threads:
             self.dispatch = None
         self.in_place = self._db.in_place = self._work.in_place = None
         if self.cpu is not None:
-            os.sched_setaffinity(0, self._allowed)  # the caller (the reactor's thread) may go anywhere again
+            _set_affinity(self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None
         for stop in self._transfers:
             stop.set()
@@ -141,14 +141,29 @@ class Threads:
     def _place(self) -> None:
         """Keep the calling thread (the reactor's) on the CPU it runs on now, the database
         thread and the work pool with it; the other pools on every allowed CPU. Nothing
-        when the process may use only one CPU."""
+        when the process may use only one CPU, or when the system refuses the call (a
+        confinement's system-call filter, a container's seccomp profile): a tuning, never
+        a reason not to serve, so that is one line in the log and the kernel places them."""
         allowed = os.sched_getaffinity(0)
         if len(allowed) < 2:
             return
         cpu = current_cpu()
         if cpu not in allowed:
             cpu = min(allowed)
-        os.sched_setaffinity(0, {cpu})  # 0: the calling thread
+        try:
+            os.sched_setaffinity(0, {cpu})  # 0: the calling thread
+        except OSError as e:
+            log.warn(
+                "[server] pin_reactor: not pinned, the system refuses sched_setaffinity ({error}); the reactor "
+                "and its pools run where the kernel places them (pin_reactor = false says nothing)",
+                error=e.strerror or e,
+            )
+            return
+        log.info(
+            "The reactor, the database thread and short disk work run on CPU {cpu}; long work on CPUs {cpus}",
+            cpu=cpu,
+            cpus=",".join(map(str, sorted(allowed))),
+        )
         self.cpu, self._allowed = cpu, allowed
         for pool, cpus in ((self._db, {cpu}), (self._work, {cpu}), (self._bulk, allowed), (self._net, allowed),
                            (self._transfer, allowed)):  # fmt: skip
@@ -199,6 +214,15 @@ class Threads:
     def release_slot(self, stop: threading.Event) -> None:
         """Give back a slot reserved with `transfer_slot` and not used."""
         self._transfers.discard(stop)
+
+
+def _set_affinity(cpus) -> None:
+    """Place the calling thread on `cpus`; a refusal (the reactor's placement was allowed
+    and said so, so this is a confinement changed since) leaves it where it is."""
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        pass
 
 
 def current_cpu() -> int | None:
@@ -371,7 +395,7 @@ class Pool:
     def _serve(self) -> None:
         _name_this_thread(self.name)
         if self.cpus is not None:
-            os.sched_setaffinity(0, self.cpus)
+            _set_affinity(self.cpus)
         get, lock, back = self._queue.get, self._lock, self._reactor.callFromThread
         while True:
             with lock:

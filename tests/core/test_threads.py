@@ -49,6 +49,32 @@ async def test_pinned_the_reactor_database_and_work_share_a_cpu_the_rest_use_all
     assert os.sched_getaffinity(0) == ALLOWED  # stop gave the calling thread every CPU back
 
 
+@needs_two_cpus
+@pytest_twisted.ensureDeferred
+async def test_a_refused_pinning_is_one_line_in_the_log_and_the_pools_run_unpinned(monkeypatch):
+    """A system-call filter that answers sched_setaffinity with EPERM (systemd's
+    `SystemCallFilter=~@resources`, a container's seccomp profile) stand-in here: the real
+    one is tests/packaging/test_as_shipped.py's, under the shipped unit."""
+    from twisted.logger import globalLogPublisher
+
+    def refused(pid, cpus):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refused)
+    lines = []
+    globalLogPublisher.addObserver(lines.append)
+    threads = Threads(reactor, pin=True)
+    try:
+        threads.start()
+        assert threads.cpu is None
+        assert await _where(threads) == {"db": ALLOWED, "work": ALLOWED, "bulk": ALLOWED, "net": ALLOWED}
+    finally:
+        threads.stop()
+        globalLogPublisher.removeObserver(lines.append)
+    said = [e for e in lines if "pin_reactor" in e.get("log_format", "")]
+    assert len(said) == 1 and said[0]["error"] == "Operation not permitted"
+
+
 @pytest_twisted.ensureDeferred
 async def test_unpinned_every_thread_may_run_anywhere():
     threads = Threads(reactor)

@@ -3,30 +3,24 @@ package's dependencies python3.11 and systemd): its maintainer scripts make the 
 the data dir, the appliance user sets up and serves the console from the packaged config
 on sockets passed in by name, and remove/purge leave the data.
 
-The base system is made once with debootstrap (minutes, from deb.debian.org) and kept
-as a tarball in APPLIANCE_CHROOT_CACHE (default ~/.cache/appliance-tests); later runs
-unpack it (seconds)."""
+The base system comes from conftest.base_tarball (debootstrap once, then a cached tarball).
+test_as_shipped.py boots the same root with systemd as PID 1."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import ssl
 import subprocess
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from appliance.store.migrations import MIGRATIONS
 
 from ..helpers import ADMIN_PASSWORD, free_listeners, free_port, ops_listener, wait_for_port
+from .conftest import AS_APPLIANCE, installed_root
 
-SUITE = "bookworm"
-INCLUDE = "python3.11,systemd,ca-certificates"
-# setpriv execs (runuser forks, and LISTEN_PID would no longer be the daemon's)
-AS_APPLIANCE = ["setpriv", "--reuid=appliance", "--regid=appliance", "--init-groups", "--"]
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="installing into a chroot needs root"),
@@ -34,45 +28,9 @@ pytestmark = [
 ]
 
 
-def base_tarball() -> Path:
-    cache = Path(os.environ.get("APPLIANCE_CHROOT_CACHE", Path.home() / ".cache" / "appliance-tests"))
-    tarball = cache / f"{SUITE}-minbase-{INCLUDE.replace(',', '-')}.tar"
-    if tarball.is_file():
-        return tarball
-    cache.mkdir(parents=True, exist_ok=True)
-    work = cache / "debootstrap.tmp"
-    shutil.rmtree(work, ignore_errors=True)
-    result = subprocess.run(
-        ["debootstrap", "--variant=minbase", f"--include={INCLUDE}", SUITE, str(work), "http://deb.debian.org/debian"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if result.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        pytest.skip(f"debootstrap could not make a {SUITE} base system: {result.stdout[-500:]}{result.stderr[-500:]}")
-    subprocess.run(["tar", "-C", str(work), "-cf", f"{tarball}.tmp", "."], check=True, timeout=300)
-    os.replace(f"{tarball}.tmp", tarball)
-    shutil.rmtree(work, ignore_errors=True)
-    return tarball
-
-
 @pytest.fixture(scope="module")
 def chroot(deb, tmp_path_factory):
-    root = tmp_path_factory.mktemp("chroot")
-    subprocess.run(["tar", "-C", str(root), "-xf", str(base_tarball())], check=True, timeout=300)
-    shutil.copy(deb, root / "tmp" / deb.name)
-
-    def run(*command: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/root"}
-        result = subprocess.run(["chroot", str(root), *command], capture_output=True, text=True, env=env, **kwargs)
-        if check:
-            assert result.returncode == 0, f"{command}: {result.stdout[-2000:]}{result.stderr[-2000:]}"
-        return result
-
-    run.root = root
-    run("dpkg", "--install", f"/tmp/{deb.name}", timeout=300)
-    return run
+    return installed_root(deb, tmp_path_factory.mktemp("chroot"))
 
 
 def test_dpkg_installs_the_user_the_data_dir_and_the_command(chroot):
