@@ -25,7 +25,7 @@ APT_MARK := /tmp/.appliance-apt-updated.$(shell echo $$PPID)
 APT_INSTALL = { [ -n "$$(find $(APT_MARK) -mmin -60 2>/dev/null)" ] || { apt-get update -qq && touch $(APT_MARK); }; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 UI_SOURCES := $(shell find ui/src ui/index.html ui/package.json ui/package-lock.json -type f 2>/dev/null)
 
-.PHONY: run test build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
+.PHONY: run test test-fast build python tools ui system-deps deb-deps lint test-python test-ui bench clean dist deb vm-deps vm-image vm-test upgrade-test
 
 # the daemon says where to open the console once it listens ("Ready: open the console at ...")
 run: build
@@ -98,6 +98,10 @@ test-ui: ui
 	$(if $(wildcard ui/package.json),cd ui && npm test)
 
 test: lint test-ui test-python
+
+# The edit-test loop: lint and the tests that take seconds (no browser, no packages, nothing slow)
+test-fast: lint
+	$(BIN)/python -m pytest -q -m "not slow and not e2e"
 
 bench: build
 	bench/run

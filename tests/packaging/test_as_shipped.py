@@ -235,6 +235,8 @@ def sftp_round_trip(machine: Machine, work: Path, name: str) -> None:
 
 def test_the_shipped_unit_serves_sftp_ftps_and_https(machine, tmp_path):
     assert machine.unit("NRestarts")["NRestarts"] == "0"
+    started = machine.journal()
+    assert "Traceback" not in started and "not permitted" not in started, started[-3000:]
     sftp_round_trip(machine, tmp_path, "by-sftp")
 
     # FTP with explicit TLS (curl: AUTH TLS, PROT P, passive data from the unit's process)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, APPLIANCE, ROOT, daemon_with, wait_for_port
+from ..helpers import ADMIN_PASSWORD, APPLIANCE, ROOT, daemon_with, wait_for, wait_for_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("strace", "systemd-analyze", "sftp", "sshpass", "curl")]
 
@@ -131,6 +131,8 @@ def test_every_system_call_the_daemon_makes_is_allowed_by_its_unit(tmp_path):
                         f"{base}/files/upload/?path=/"], check=True, capture_output=True, timeout=60)  # fmt: skip
         with urllib.request.urlopen(f"http://127.0.0.1:{daemon.ops_port}/metrics", timeout=30) as response:
             assert b"appliance_" in response.read()
+        os.kill(_child(tracer.pid), signal.SIGHUP)  # systemctl reload: the TLS certificate read again
+        wait_for(lambda: "reloaded the TLS certificate" in daemon.output(), timeout=30)
     finally:
         daemon_pid = _child(tracer.pid)
         if daemon_pid:
