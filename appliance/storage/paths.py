@@ -57,12 +57,18 @@ def entry_from_stat(name: str, st: os.stat_result, kind: str | None = None) -> E
 _new = tuple.__new__
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+# Control characters (C0, DEL, C1) and the invisible format characters that make one name
+# look like another: the bidirectional embeddings and overrides (U+202A-U+202E: with the
+# right-to-left override `invoice<RLO>fdp.exe` shows as `invoiceexe.pdf`), the isolates
+# (U+2066-U+2069), zero-width spaces and joiners and the direction marks (U+200B-U+200F),
+# and the byte-order mark (U+FEFF). No name holds one: none is created, and one put on
+# the disk another way is not listed (it could pass for another file, or forge a line).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def has_control(name: str) -> bool:
     # isprintable first: a third of the search's time on a folder's 50,000 names joined
-    # (it is False for more than control characters: the search then says)
+    # (it is False for every character above, and for more: the search then says)
     return not name.isprintable() and _CONTROL.search(name) is not None
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from ..api_client import Api, signed_in
+from ..api_client import MULTIPART, Api, multipart, signed_in
 from ..frontends.ftp_raw import RawFTP, read_all
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp
 from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, wait_for
@@ -511,6 +511,52 @@ def test_sftp_listings_do_not_carry_planted_line_breaks(daemon, tmp_path):
     result = sftp(daemon, "crlf-sftp", PASSWORD, "ls -l", tmp_path)
     assert result.returncode == 0, result.stderr
     assert not re.search(r"^226 |^break\.txt|^return\.txt", result.stdout, re.M), result.stdout
+
+
+# Names that show as another: the right-to-left override, an isolate, a zero-width space, a BOM
+LOOK_ALIKE = {
+    "rlo": "invoice\u202efdp.exe",  # shows as invoiceexe.pdf
+    "isolate": "report\u2067.txt",
+    "zero-width": "pay\u200broll.csv",
+    "bom": "\ufeffnotes.txt",
+}
+
+
+def test_look_alike_names_are_refused_on_every_protocol_and_not_listed(daemon, tmp_path):
+    home = profile(daemon, "lookalike")
+    for kind, name in LOOK_ALIKE.items():
+        (home / f"planted-{kind}-{name}").write_text("put on the disk some other way")
+    local = tmp_path / "local.txt"
+    local.write_text("x")
+    api = signed_in(daemon, "lookalike", PASSWORD)
+    for kind, name in LOOK_ALIKE.items():
+        # SFTP: OpenSSH's sftp, a put and a mkdir
+        result = sftp(daemon, "lookalike", PASSWORD, f'-put {local} "/{name}"\n-mkdir "/{name}-dir"', tmp_path)
+        assert result.stderr.count(": Failure") == 2, (kind, result.stderr)  # OpenSSH's word for any refusal
+        # FTP: STOR and MKD
+        with RawFTP(daemon.ftp_port) as ftp:
+            ftp.login("lookalike", PASSWORD)
+            code, text = ftp.cmd(f"MKD {name}-dir")
+            assert code == 553 or code >= 500 and "control characters" in text, (kind, code, text)
+            host, port = ftp.pasv()
+            code, text = ftp.cmd(f"STOR {name}")
+            assert code >= 500 and "control characters" in text, (kind, code, text)
+        # HTTP: an upload, a folder, a rename
+        reply = api.post("files/upload/?path=/", raw=multipart(name, b"x"), headers=MULTIPART)
+        assert reply.status == 400 and "control characters" in json.dumps(reply.body), (kind, reply.body)
+        assert api.post("files/mkdir/", {"path": "/" + name}).status == 400
+        assert api.post("files/rename/", {"source": "/docs/a.txt", "target": "/" + name}).status == 400
+    assert sorted(n for n in os.listdir(home) if not n.startswith("planted-")) == ["docs", "file-out", "link-out"]
+    # planted on the disk: listed by no protocol (each would pass for another file)
+    names = [e["name"] for e in api.get("files/?path=/").body["entries"]]
+    assert not [n for n in names if n.startswith("planted-")], names
+    listed = sftp(daemon, "lookalike", PASSWORD, "ls -1 /", tmp_path).stdout
+    assert "planted-" not in listed, listed
+    # a home folder is a name too: the admin API refuses one
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    profile_id = daemon.query("SELECT id FROM profiles WHERE username = 'lookalike'")[0]["id"]
+    reply = admin.patch(f"profiles/{profile_id}/", {"home": "/team\u202eexe.pdf"})
+    assert reply.status == 400 and "control characters" in json.dumps(reply.body), reply.body
 
 
 # -- quota bypass: resume, append, offset writes, overwrite -----------------------------------
