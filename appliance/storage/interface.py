@@ -97,6 +97,7 @@ class Download(Protocol):
 
     path: str
     size: int
+    mtime: float | None  # when the file last changed, as it was opened (None: not known, or still changing)
     socket_sender: SocketSender | None
 
     async def read(self, offset: int, length: int) -> bytes: ...

@@ -28,9 +28,12 @@ class RemoteDownload:
 
     socket_sender = None  # no socket fast path: the bytes come over the network
 
-    def __init__(self, path: str, size: int, on_close: Callable[[int, int], Awaitable[None]]):
+    def __init__(
+        self, path: str, size: int, on_close: Callable[[int, int], Awaitable[None]], mtime: float | None = None
+    ):
         self.path = path
         self.size = size
+        self.mtime = mtime
         self._on_close = on_close
         self._lock = DeferredLock()  # reads answer in the order they came
         self.bytes_read = 0

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from email.utils import formatdate, parsedate_to_datetime
 from urllib.parse import quote, urlencode
 
 import multipart
@@ -92,8 +94,9 @@ class FileSender:
 class SizeOnly:
     """What a HEAD reply needs of a file, without opening it."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, mtime: float | None = None):
         self.size = size
+        self.mtime = mtime
 
     async def discard(self) -> None:
         pass
@@ -110,16 +113,97 @@ def entries_view(entries: list[Entry]) -> list[dict]:
     return [entry_view(e) for e in sorted(entries, key=lambda e: (not e.is_dir, e.name.lower(), e.name))]
 
 
+def validators(reader: Reader) -> tuple[str, str] | None:
+    """The file's entity tag and Last-Modified date (RFC 9110 8.8): from its size and its
+    change time to the nanosecond as it was opened, so a file rewritten with other bytes
+    has another tag. None when the backend cannot say when it changed."""
+    mtime = getattr(reader, "mtime", None)
+    if mtime is None:
+        return None
+    return f'"{reader.size:x}-{round(mtime * 1e9):x}"', formatdate(mtime, usegmt=True)
+
+
+def _http_date(value: bytes | None) -> float | None:
+    try:
+        return parsedate_to_datetime(value.decode("latin-1")).timestamp() if value else None
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None  # not a date: the condition is ignored (RFC 9110 13.1.3)
+
+
+def _tags(value: bytes) -> list[str]:
+    """The entity tags of an If-Match / If-None-Match list, weakness dropped (W/"x" is "x")."""
+    return [tag.strip().removeprefix("W/") for tag in value.decode("latin-1").split(",") if tag.strip()]
+
+
+def precondition(request, reader: Reader) -> int | None:
+    """RFC 9110 13.2.2, in its order: 412 when If-Match or If-Unmodified-Since fails, 304
+    when If-None-Match or If-Modified-Since says the client's copy is current (GET and
+    HEAD); None to answer as usual. Without validators only `If-Match: *` can hold."""
+    tag, modified = validators(reader) or (None, None)
+    mtime = int(reader.mtime) if tag else None
+    if_match = request.getHeader(b"if-match")
+    if if_match is not None:
+        tags = _tags(if_match)
+        if "*" not in tags and (tag is None or tag not in tags or if_match.lstrip().startswith(b"W/")):
+            return 412  # strong comparison: a weak tag never matches
+    elif (since := _http_date(request.getHeader(b"if-unmodified-since"))) is not None:
+        if mtime is None or mtime > since:
+            return 412
+    if_none_match = request.getHeader(b"if-none-match")
+    if if_none_match is not None:
+        tags = _tags(if_none_match)
+        if "*" in tags or (tag is not None and tag in tags):
+            return 304 if request.method in (b"GET", b"HEAD") else 412
+    elif request.method in (b"GET", b"HEAD") and mtime is not None:
+        since = _http_date(request.getHeader(b"if-modified-since"))
+        if since is not None and mtime <= since:
+            return 304
+    return None
+
+
+def range_applies(request, reader: Reader) -> bool:
+    """If-Range (RFC 9110 13.1.5): the Range is served only when the client's validator is
+    the file's current one (an entity tag compared strongly, or its Last-Modified date,
+    strong only when the file changed a second or more before); otherwise the whole file."""
+    if_range = request.getHeader(b"if-range")
+    if if_range is None:
+        return True
+    current = validators(reader)
+    if current is None:
+        return False
+    value = if_range.decode("latin-1").strip()
+    if value.startswith(('"', "W/")):
+        return value == current[0]
+    return value == current[1] and time.time() - reader.mtime >= 1
+
+
 async def send_file(
     request, reader: Reader, name: str, before_body: Callable[[], Awaitable[None]] | None = None
 ) -> bytes | None:
-    """Answer a download: the whole file or the asked Range, as an attachment, streamed.
-    `before_body` runs once the request is known to be satisfiable and a body will be
-    sent (not for HEAD or 416); if it raises, nothing is sent and the error is the reply.
-    Only a response with a body logs a download (when the reader closes)."""
+    """Answer a download: the whole file or the asked Range, as an attachment, streamed,
+    with its validators (ETag, Last-Modified) and the conditional requests of RFC 9110
+    (304, 412, If-Range). `before_body` runs once the request is known to be satisfiable
+    and a body will be sent (not for HEAD, 304, 412 or 416); if it raises, nothing is
+    sent and the error is the reply. Only a response with a body logs a download (when
+    the reader closes)."""
     size = reader.size
     start, end = 0, size
-    match = RANGE.match((request.getHeader(b"range") or b"").decode("latin-1").strip())
+    current = validators(reader)
+    if current is not None:
+        request.setHeader(b"etag", current[0].encode())
+        request.setHeader(b"last-modified", current[1].encode())
+    # no copy kept by a browser or a cache on the way (a shared computer keeps no one's files);
+    # a client that keeps its own (a sync tool, a download manager) asks with the validators
+    request.setHeader(b"cache-control", b"no-store")
+    status = precondition(request, reader)
+    if status is not None:
+        await reader.discard()
+        request.setResponseCode(status)
+        if status == 304:
+            return b""
+        return reply(request, {"detail": "The file changed since the version the request names."}, 412)
+    ranged = (request.getHeader(b"range") or b"").decode("latin-1").strip() if range_applies(request, reader) else ""
+    match = RANGE.match(ranged)
     if match and match.group(1) and match.group(2) and int(match.group(2)) < int(match.group(1)):
         match = None  # RFC 9110 14.1.1: not a valid range, so the header is ignored
     header = bool(match and (match.group(1) or match.group(2)))
@@ -146,7 +230,6 @@ async def send_file(
     request.setHeader(b"content-type", b"application/octet-stream")
     request.setHeader(b"content-disposition", attachment(name))
     request.setHeader(b"content-length", str(end - start).encode())
-    request.setHeader(b"cache-control", b"no-store")
     if request.method == b"HEAD":
         await reader.discard()
         return b""
@@ -279,7 +362,8 @@ class FilesApi(Resource):
         path = files.normalise(self._path(request))
         if request.method == b"HEAD":  # the headers only: nothing is read, so no download is logged
             path = await files.check_download(path)
-            return await send_file(request, SizeOnly((await files.stat(path)).size), posixpath.basename(path))
+            entry = await files.stat(path)
+            return await send_file(request, SizeOnly(entry.size, entry.mtime), posixpath.basename(path))
         reader = await files.open_read(path)
         return await send_file(request, reader, posixpath.basename(path))
 

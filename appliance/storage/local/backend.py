@@ -161,6 +161,7 @@ class LocalStorage:
         fd, real_path, st, check, whole = await self._threads.work(self._open_read, parts)
         reader = Reader(self._threads, fd, real_path, st.st_size, finished, self._read_ahead, check, whole)
         reader.entry = entry_from_stat(parts[-1], st)
+        reader.mtime = st.st_mtime
         return reader
 
     def _open_read(self, parts: list[str]) -> tuple[int, str, os.stat_result, str | None, bytes | None]:

@@ -88,6 +88,7 @@ class Reader:
     ):
         self._threads = threads
         self.entry = None  # what the file was when it was opened (its backend fills it in)
+        self.mtime: float | None = None  # the same's change time (its backend fills it in)
         self._read_ahead = read_ahead if read_ahead is not None else ReadAhead()
         self._read_ahead.readers += 1
         self._fd = fd
@@ -275,6 +276,7 @@ class UploadReader:
     bytes are the session's own, not a download of a stored file."""
 
     socket_sender = None  # read through the reactor: the upload may still grow
+    mtime = None  # still changing: no validator for it
 
     def __init__(self, threads: Threads, writer: Writer, fd: int):
         self._threads = threads

@@ -17,7 +17,7 @@ from ...models import Source
 from ...threads import Threads
 from ..interface import Budget, Committed, Finished, Found, SpaceInfo
 from ..paths import Entry, virtual
-from .client import S3Reader, S3Sources, S3Tree, S3Writer
+from .client import S3Reader, S3Sources, S3Tree, S3Writer, _mtime
 from .config import S3Config
 
 
@@ -94,7 +94,15 @@ class S3Storage:
     async def open_reader(self, parts: list[str], where: str, finished: Finished) -> S3Reader:
         head = await self._file(parts)
         size = int(head.get("ContentLength", 0))
-        return S3Reader(self.tree.client, self.tree.key(parts), where, size, head.get("ETag", ""), finished)
+        return S3Reader(
+            self.tree.client,
+            self.tree.key(parts),
+            where,
+            size,
+            head.get("ETag", ""),
+            finished,
+            _mtime(head.get("LastModified")) if head.get("LastModified") else None,
+        )
 
     async def check_file(self, parts: list[str]) -> None:
         await self._file(parts)

@@ -501,8 +501,9 @@ class S3Reader(RemoteDownload):
         size: int,
         etag: str,
         on_close: Callable[[int, int], Awaitable[None]],
+        mtime: float | None = None,
     ):
-        super().__init__(path, size, on_close)
+        super().__init__(path, size, on_close, mtime)
         self._client = client
         self._key = key
         self._etag = etag

@@ -126,7 +126,7 @@ class SftpStorage:
         if entry.kind != "file":
             raise Invalid(f"{where} is a folder, not a file.")
         handle = await self.tree.open_file(parts, filetransfer.FXF_READ, {})
-        return RemoteReader(handle, where, entry.size, self.tree.remote, finished)
+        return RemoteReader(handle, where, entry.size, self.tree.remote, finished, entry.mtime)
 
     # -- writing --------------------------------------------------------------------
 

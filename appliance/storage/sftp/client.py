@@ -529,8 +529,16 @@ class RemoteTree:
 class RemoteReader(RemoteDownload):
     """A remote file read at offsets: READ_AHEAD blocks requested ahead, replies in request order."""
 
-    def __init__(self, handle, path: str, size: int, remote: Remote, on_close: Callable[[int, int], Awaitable[None]]):
-        super().__init__(path, size, on_close)
+    def __init__(
+        self,
+        handle,
+        path: str,
+        size: int,
+        remote: Remote,
+        on_close: Callable[[int, int], Awaitable[None]],
+        mtime: float | None = None,
+    ):
+        super().__init__(path, size, on_close, mtime)
         self._handle = handle
         self._remote = remote
         self._blocks: dict[int, object] = {}  # index -> Deferred (in flight), bytes or Failure
