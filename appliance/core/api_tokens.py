@@ -16,6 +16,7 @@ from ..store import api_tokens as token_queries
 from . import validation
 from .access import AccessPolicy, Account
 from .audit import AuditLog
+from .authority import require_authority_over_owner
 from .sessions import TokenInvalid, TokenRefused
 
 SCOPES = ("files", "admin")
@@ -98,8 +99,10 @@ class ApiTokens:
         return token
 
     async def revoke(self, account: Account, token_id: int, address: str) -> None:
-        """Revoke one of the organisation's tokens (it signs nothing in from now on), audited."""
+        """Revoke one of the organisation's tokens (it signs nothing in from now on), audited:
+        a change of its owner's, refused to whom may not change that profile."""
         token = await self.get(account, token_id)
+        await require_authority_over_owner(self._store, account, token["created_by"])
         await self._store.run(token_queries.revoke_token, account.organisation.id, token_id)
         await self._told(
             account, address, f"{account.profile.username} revoked the API token {token['name']} ({token['prefix']})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import PermissionDenied
 from ..models import Profile
+from ..store import queries
 
 USER, ADMIN, OPERATOR = 0, 1, 2
 
@@ -39,6 +40,17 @@ def require_authority(actor: Profile, target: Profile) -> None:
     if actor.id == target.id or rank(actor) >= rank(target):
         return
     raise PermissionDenied(OPERATOR_ONLY if rank(target) == OPERATOR else ADMIN_ONLY)
+
+
+async def require_authority_over_owner(store, account, owner_id: int | None) -> None:
+    """Refuse (PermissionDenied) unless `account` may change the profile `owner_id` of
+    its organisation: what a profile owns (a share link, an API token) is changed, and
+    revoked, only by whom may change that profile. An owner since deleted is nobody's."""
+    if owner_id is None or owner_id == account.profile.id:
+        return
+    owner = await store.run(queries.get_profile, account.organisation.id, owner_id)
+    if owner is not None:
+        require_authority(account.profile, owner)
 
 
 def require_grant(actor: Profile, *, is_admin: bool) -> None:

@@ -31,13 +31,13 @@ from ..errors import (
 )
 from ..models import LogEntry, Share, from_iso, to_iso
 from ..storage.paths import Entry, split_path, virtual
-from ..store import Store, queries
+from ..store import Store
 from ..store import shares as share_queries
 from . import signed, validation
 from .access import AccessPolicy, Account, Reason
 from .audit import AuditLog, clean
 from .auth import AuthService
-from .authority import require_authority
+from .authority import require_authority_over_owner
 from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
 from .passwords import Passwords, share_scope
@@ -341,10 +341,7 @@ class Shares:
     async def change(self, account: Account, share_id: int, body: dict, protocol: str, address: str) -> dict:
         """Change a link's expiry, download limit or password (null removes a limit or password)."""
         share = await self._owned(account, share_id)
-        if share.profile_id != account.profile.id:  # an admin opening up another's link: their files
-            owner = await self._store.run(queries.get_profile, account.organisation.id, share.profile_id)
-            if owner is not None:
-                require_authority(account.profile, owner)
+        await require_authority_over_owner(self._store, account, share.profile_id)  # an admin opening up another's link
         if share.revoked:
             raise Invalid("This link was revoked: make a new one.")
         errors: dict[str, list[str]] = {}
@@ -375,8 +372,9 @@ class Shares:
         return view(await self._owned(account, share_id))
 
     async def revoke(self, account: Account, share_id: int, protocol: str, address: str) -> None:
-        """End a link for good (it stays listed, marked revoked)."""
+        """End a link for good (it stays listed, marked revoked): a change of its owner's."""
         share = await self._owned(account, share_id)
+        await require_authority_over_owner(self._store, account, share.profile_id)
         if share.revoked:
             return
         await self._store.run(share_queries.revoke_share, account.organisation.id, share_id)

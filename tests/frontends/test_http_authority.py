@@ -136,3 +136,38 @@ def test_an_admin_cannot_open_up_the_operators_share_link(daemon):
         refused = deputy.patch(f"shares/{created.body['id']}/", body)
         assert (refused.status, refused.body) == (403, {"detail": OPERATOR_ONLY})
     assert Api(daemon).get(f"shared/{created.body['token']}/download/").status == 401  # still needs its password
+
+
+def test_revoking_is_a_change_a_plain_admin_cannot_revoke_the_operators_links_or_tokens(daemon):
+    """Issue 40, item 6: revoking the operator's share link or API token is refused to a
+    plain admin as changing them is; both keep working. The admin still revokes a user's."""
+    home = daemon.home("admin")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "handbook.txt").write_text("the operator's")
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    share = operator.post("shares/", {"path": "/handbook.txt"})
+    assert share.status == 201, share.body
+    token = operator.post("tokens/", {"name": "operator's automation", "scopes": ["files", "admin"]})
+    assert token.status == 201, token.body
+    deputy = signed_in(daemon, "deputy", PASSWORD)
+    refused = deputy.delete(f"shares/{share.body['id']}/")
+    assert (refused.status, refused.body) == (403, {"detail": OPERATOR_ONLY})
+    refused = deputy.delete(f"tokens/{token.body['id']}/")
+    assert (refused.status, refused.body) == (403, {"detail": OPERATOR_ONLY})
+    # both still work, and nothing was written in the audit log as revoked
+    assert Api(daemon).get(f"shared/{share.body['token']}/download/").status == 200
+    assert Api(daemon, token.body["token"]).get("files/?path=/").status == 200
+    assert not [r for r in daemon.logs() if "revoked" in r["message"] and "deputy" in r["message"]]
+    # the operator revokes its own; the deputy revokes a user's link and an admin's token
+    plain_home = daemon.home("plain")
+    plain_home.mkdir(parents=True, exist_ok=True)
+    (plain_home / "mine.txt").write_text("a user's")
+    plain_share = signed_in(daemon, "plain", PASSWORD).post("shares/", {"path": "/mine.txt"})
+    assert plain_share.status == 201, plain_share.body
+    assert deputy.delete(f"shares/{plain_share.body['id']}/").status == 204
+    deputy_token = deputy.post("tokens/", {"name": "deputy's", "scopes": ["files"]})
+    assert deputy_token.status == 201
+    assert signed_in(daemon, "deputy", PASSWORD).delete(f"tokens/{deputy_token.body['id']}/").status == 204
+    assert operator.delete(f"tokens/{token.body['id']}/").status == 204
+    assert operator.delete(f"shares/{share.body['id']}/").status == 204
+    assert Api(daemon, token.body["token"]).get("files/?path=/").status == 401
