@@ -52,6 +52,7 @@ class _Handler(socketserver.StreamRequestHandler):
 class SmtpServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # the daemon sends a mail a connection: a link to 50 recipients is 50 at once
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)

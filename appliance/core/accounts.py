@@ -23,13 +23,17 @@ from .authority import require_authority
 from .passwords import Passwords, profile_scope, validate
 from .ratelimit import (
     INVITES_PER_ADMIN,
+    INVITES_PER_DOMAIN,
     INVITES_PER_EMAIL,
     INVITES_PER_PROFILE,
     RESETS_PER_ACCOUNT,
     RESETS_PER_CLIENT,
+    RESETS_PER_DOMAIN,
     RESETS_PER_EMAIL,
     TEST_MAILS_PER_OPERATOR,
     RateLimiter,
+    inbox,
+    recipient_limits,
     wait_in_words,
 )
 
@@ -40,6 +44,7 @@ TOO_MANY_RESETS = "Too many password reset requests came from your address."
 INVITES_REFUSED = {  # by the limit reached
     INVITES_PER_ADMIN.name: "You sent {count} invitations within the last hour, the most one admin may.",
     INVITES_PER_EMAIL.name: "This address got {count} invitations within the last hour, the most one may get.",
+    INVITES_PER_DOMAIN.name: "This address's domain got {count} invitations within the last hour, the most one may get.",
     INVITES_PER_PROFILE.name: "This profile was sent {count} invitations within the last hour: "
     "ask the person to look in their spam folder.",
 }
@@ -134,11 +139,14 @@ class Accounts:
         self._limits.require(TOO_MANY_RESETS, (RESETS_PER_CLIENT, address))
         if not isinstance(email, str) or "@" not in email:
             raise Invalid("Enter a valid email address.", {"email": ["Enter a valid email address."]})
-        if self._limits.take((RESETS_PER_EMAIL, email.strip().lower())):
+        if self._limits.take((RESETS_PER_EMAIL, inbox(email))):  # one inbox, whatever its case or +tag
             log.warn("password reset for {email} not mailed: asked for too often", email=clean(email.strip()))
             return
         for profile in await self._store.run(queries.profiles_by_email, email.strip()):
-            if self._limits.take((RESETS_PER_ACCOUNT, str(profile.id))):
+            # the domain counts mails sent, not requests: asking for unknown addresses of
+            # a domain does not use up its resets
+            domain = recipient_limits(RESETS_PER_EMAIL, RESETS_PER_DOMAIN, profile.email)[1]
+            if self._limits.take((RESETS_PER_ACCOUNT, str(profile.id)), domain):
                 log.warn("password reset of {username} not mailed: asked for too often", username=profile.username)
                 continue
             link = self.link(profile)
@@ -157,7 +165,7 @@ class Accounts:
         """(rule, key) of every limit an invitation counts against."""
         limits = [(INVITES_PER_ADMIN, str(account.profile.id))]
         if isinstance(email, str):
-            limits.append((INVITES_PER_EMAIL, email.strip().lower()))
+            limits.extend(recipient_limits(INVITES_PER_EMAIL, INVITES_PER_DOMAIN, email))
         if profile_id is not None:
             limits.append((INVITES_PER_PROFILE, str(profile_id)))
         return limits

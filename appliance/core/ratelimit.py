@@ -43,6 +43,34 @@ TEST_MAILS_PER_OPERATOR = Rule("test mails sent by one operator", 10, HOUR)
 # share links mailed to recipients
 SHARE_MAILS_PER_ACCOUNT = Rule("share link mails sent by one account", 100, HOUR)
 SHARE_MAILS_PER_RECIPIENT = Rule("share link mails to one address", 10, HOUR)
+# Per recipient domain as well: many addresses of one domain are one mail server (and
+# often, with a catch-all, one inbox) that the appliance must not flood.
+RESETS_PER_DOMAIN = Rule("password reset mails to one domain", 30, HOUR)
+INVITES_PER_DOMAIN = Rule("invitations to one domain", 100, HOUR)
+SHARE_MAILS_PER_DOMAIN = Rule("share link mails to one domain", 50, HOUR)
+# Providers that ignore dots in a mailbox's name (j.doe@ and jdoe@ are one inbox) and
+# their other names for the same mailboxes.
+DOTS_IGNORED = {"gmail.com": "gmail.com", "googlemail.com": "gmail.com"}
+
+
+def inbox(email: str) -> str:
+    """The inbox an address reaches, as limits count it: case folded, the `+tag` of
+    the mailbox's name dropped (victim+1@ is victim@), and for the providers that
+    ignore them the dots too; so one inbox is never 25 addresses."""
+    local, at, domain = email.strip().casefold().rpartition("@")
+    if not at:
+        return email.strip().casefold()
+    local = local.split("+", 1)[0]
+    domain = domain.rstrip(".")
+    if domain in DOTS_IGNORED:
+        local, domain = local.replace(".", ""), DOTS_IGNORED[domain]
+    return f"{local}@{domain}"
+
+
+def recipient_limits(per_inbox: Rule, per_domain: Rule, email: str) -> list[tuple[Rule, str]]:
+    """The (rule, key) pairs a mail to `email` counts against: its inbox and its domain."""
+    address = inbox(email)
+    return [(per_inbox, address), (per_domain, address.rpartition("@")[2])]
 
 
 def wait_in_words(seconds: int) -> str:

@@ -41,7 +41,14 @@ from .authority import require_authority_over_owner
 from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
 from .passwords import Passwords, share_scope
-from .ratelimit import SHARE_MAILS_PER_ACCOUNT, SHARE_MAILS_PER_RECIPIENT, RateLimiter, wait_in_words
+from .ratelimit import (
+    SHARE_MAILS_PER_ACCOUNT,
+    SHARE_MAILS_PER_DOMAIN,
+    SHARE_MAILS_PER_RECIPIENT,
+    RateLimiter,
+    recipient_limits,
+    wait_in_words,
+)
 from .throttle import Target
 
 DEFAULT_DAYS = 7
@@ -238,8 +245,10 @@ class Shares:
         if not recipients:
             return
         sender = (SHARE_MAILS_PER_ACCOUNT, str(account.profile.id))
-        each = [(SHARE_MAILS_PER_RECIPIENT, r.lower()) for r in recipients]  # one per address, whatever its case
-        full = [r for r, limit in zip(recipients, each, strict=True) if self._limits.retry_after(limit)]
+        # one per inbox (case, +tags) and per domain (ratelimit.recipient_limits)
+        per = [recipient_limits(SHARE_MAILS_PER_RECIPIENT, SHARE_MAILS_PER_DOMAIN, r) for r in recipients]
+        each = [limit for limits in per for limit in limits]
+        full = [r for r, limits in zip(recipients, per, strict=True) if self._limits.retry_after(*limits)]
         wait = max(self._limits.retry_after(sender, amount=len(recipients)), self._limits.retry_after(*each))
         if wait:
             if full:

@@ -126,3 +126,52 @@ def test_share_link_mails_are_limited_per_recipient(daemon, smtp):
     assert sharer.post("shares/", {"path": "/report.txt", "recipients": ["other@example.net"]}).status == 201
     settled(smtp, daemon, "reader@example.net", SHARE_MAILS_PER_RECIPIENT, "sentinel-share")
     assert mails_to(smtp, "other@example.net") == 1
+
+
+def sharer_with_a_file(daemon, username: str):
+    daemon.add_profile(username)
+    home = daemon.home(username)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "report.txt").write_text("figures")
+    return signed_in(daemon, username, PASSWORD)
+
+
+def test_one_inbox_is_counted_once_whatever_its_case_tag_or_dots(daemon, smtp):
+    """Issue 40, item 3: victim+1@, Victim@ and (where the provider ignores them) dots
+    reach one inbox: together they get what one address may."""
+    sharer = sharer_with_a_file(daemon, "tagger")
+    spellings = ["inbox@example.org", "Inbox@example.org", "inbox+1@example.org", "INBOX+news@Example.ORG",
+                 "inbox+2@example.org", "inbox+3@EXAMPLE.org", "inbox+a.b@example.org", "inbox+@example.org",
+                 "Inbox+x@example.org", "inbox+y@example.org"]  # fmt: skip
+    assert len(spellings) == SHARE_MAILS_PER_RECIPIENT
+    for address in spellings:
+        assert sharer.post("shares/", {"path": "/report.txt", "recipients": [address]}).status == 201
+    refused = sharer.post("shares/", {"path": "/report.txt", "recipients": ["inbox+fresh@example.org"]})
+    assert too_many(refused) and "inbox+fresh@example.org" in refused.body["detail"], refused.body
+    # dots are one inbox at the providers that ignore them (and googlemail.com is gmail.com)
+    dotted = sharer_with_a_file(daemon, "dotter")
+    for n in range(SHARE_MAILS_PER_RECIPIENT):
+        address = ["j.doe@gmail.com", "jdoe@googlemail.com", "J.D.O.E+x@gmail.com"][n % 3]
+        assert dotted.post("shares/", {"path": "/report.txt", "recipients": [address]}).status == 201
+    assert too_many(dotted.post("shares/", {"path": "/report.txt", "recipients": ["jd.oe@gmail.com"]}))
+    # elsewhere a dot is part of the name: another inbox
+    assert dotted.post("shares/", {"path": "/report.txt", "recipients": ["i.nbox@example.org"]}).status == 201
+    to_inbox = lambda: sum(1 for _s, to, _m in list(smtp.messages) for r in to if r.lower().startswith("inbox"))  # noqa: E731
+    wait_for(lambda: to_inbox() >= 10)
+    settled(smtp, daemon, "i.nbox@example.org", 1, "sentinel-tags")
+    assert to_inbox() == 10
+
+
+def test_one_recipient_domain_gets_at_most_its_share_of_mail(daemon, smtp):
+    """Many addresses of one domain are one mail server (a catch-all: one inbox)."""
+    sharer = sharer_with_a_file(daemon, "domainer")
+    many = [f"user{n}@flood.example" for n in range(50)]
+    assert sharer.post("shares/", {"path": "/report.txt", "recipients": many}).status == 201
+    refused = sharer.post("shares/", {"path": "/report.txt", "recipients": ["someone-new@flood.example"]})
+    assert too_many(refused) and "someone-new@flood.example" in refused.body["detail"], refused.body
+    # another domain is not held back
+    assert sharer.post("shares/", {"path": "/report.txt", "recipients": ["reader@other.example"]}).status == 201
+    flooded = lambda: sum(1 for _s, to, _m in list(smtp.messages) for r in to if r.endswith("@flood.example"))  # noqa: E731
+    wait_for(lambda: flooded() >= 50)
+    settled(smtp, daemon, "reader@other.example", 1, "sentinel-domain")
+    assert flooded() == 50
