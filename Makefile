@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 TOOLS := .venv-tools
 TOOLS_STAMP := $(TOOLS)/.installed
 # command -> Debian package, for what the tests drive
-SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap psftp:putty-tools sshfs:sshfs wget:wget rsync:rsync systemd-nspawn:systemd-container nsenter:util-linux strace:strace
+SYSTEM_TOOLS := sftp:openssh-client sshd:openssh-server scp:openssh-client ssh-keygen:openssh-client sshpass:sshpass lftp:lftp curl:curl dovecot:dovecot-imapd chromium:chromium rclone:rclone systemd-analyze:systemd systemd-socket-activate:systemd lintian:lintian debootstrap:debootstrap psftp:putty-tools sshfs:sshfs wget:wget rsync:rsync systemd-nspawn:systemd-container nsenter:util-linux strace:strace ip:iproute2
 # command -> Debian package, for `make deb`
 DEB_TOOLS := dpkg-deb:dpkg lintian:lintian
 UI_STAMP := appliance/static/index.html

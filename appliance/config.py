@@ -78,6 +78,7 @@ class SecuritySettings:
     trusted_networks: list[str] = field(
         default_factory=list
     )  # CIDRs (an office NAT) never banned as a whole for failed sign-ins; still slowed, and banned per username
+    ipv6_prefix: int = 64  # failed sign-ins from IPv6 are counted and banned per network of this many bits (48-128)
 
 
 @dataclass
@@ -239,6 +240,7 @@ _BOUNDS = {
     ("server", "thread_wait_us"): (0, 10_000),
     ("smtp", "port"): (1, 65535),
     ("security", "bcrypt_rounds"): (4, 16),
+    ("security", "ipv6_prefix"): (48, 128),
 }
 
 

@@ -149,7 +149,9 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     metrics = Metrics(connections)
     audit = AuditLog(store, metrics, reactor)
     passwords = Passwords(threads, settings.security.bcrypt_rounds)
-    throttle = LoginThrottle(reactor, trusted_networks=settings.security.trusted_networks)
+    throttle = LoginThrottle(
+        reactor, trusted_networks=settings.security.trusted_networks, ipv6_prefix=settings.security.ipv6_prefix
+    )
     auth = AuthService(store, audit, throttle, reactor)
     policy = AccessPolicy(store, reactor)
     allow_loopback = settings.sources.allow_loopback

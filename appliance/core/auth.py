@@ -155,6 +155,7 @@ class AuthService:
         operator = account.profile.is_superuser
         org_id = account.organisation.id
         lifted = 0
+        address = self._throttle.client(address)  # an IPv6 address lifts its /64's ban
         for ban in self._throttle.bans():
             if ban.address != address or not (operator or org_id in ban.organisations):
                 continue

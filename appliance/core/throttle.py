@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from twisted.internet import task
 
-from .addresses import in_networks, networks
+from .addresses import IPV6_PREFIX, client_key, in_networks, networks
 
 FREE_FAILURES = 3  # failures answered without delay
 MAX_DELAY = 10.0  # seconds
@@ -87,9 +87,10 @@ class Ban:
 
 
 class LoginThrottle:
-    def __init__(self, clock, trusted_networks=()):
+    def __init__(self, clock, trusted_networks=(), ipv6_prefix: int = IPV6_PREFIX):
         self._clock = clock
         self._trusted = networks(trusted_networks)
+        self._ipv6_prefix = ipv6_prefix
         self._scores: dict[str, tuple[float, float]] = {}  # key -> (score, when)
         self._bans: dict[tuple[str, str | None], Ban] = {}  # (address, target key or None) -> ban
         self._offences: dict[tuple[str, str | None], tuple[int, float]] = {}  # -> (count, last)
@@ -98,7 +99,12 @@ class LoginThrottle:
 
     def trusted(self, address: str) -> bool:
         """Whether the address is in [security] trusted_networks (never banned as a whole)."""
-        return in_networks(address, self._trusted)
+        return in_networks(address.split("/")[0], self._trusted)
+
+    def client(self, address: str) -> str:
+        """Who `address` is counted and banned as: itself for IPv4, its /64 (`[security]
+        ipv6_prefix`) for IPv6 (addresses.client_key). Every method below takes either."""
+        return client_key(address, self._ipv6_prefix)
 
     def _score(self, key: str) -> float:
         score, when = self._scores.get(key, (0.0, 0.0))
@@ -113,7 +119,7 @@ class LoginThrottle:
 
     def failures(self, key: str, address: str) -> float:
         """The score that slows the next failure of this name from this address."""
-        key = key.lower()
+        key, address = key.lower(), self.client(address)
         scores = [self._score("u:" + key), self._score(f"p:{address} {key}")]
         if not self.trusted(address):
             scores.append(self._score("a:" + address))
@@ -129,6 +135,7 @@ class LoginThrottle:
     def record_failure(self, target: Target, address: str) -> Ban | None:
         """Count a failure; return the ban it caused, if it caused one."""
         now = self._clock.seconds()
+        address = self.client(address)
         trusted = self.trusted(address)
         self._add("u:" + target.key, now)
         ban = None
@@ -177,13 +184,14 @@ class LoginThrottle:
         return ban
 
     def record_success(self, key: str, address: str) -> None:
-        key = key.lower()
+        key, address = key.lower(), self.client(address)
         self._scores.pop("u:" + key, None)
         self._scores.pop(f"p:{address} {key}", None)
 
     def banned(self, address: str, key: str | None = None) -> Ban | None:
         """The ban now in force on the whole address or, given a target's key, on that
         target from the address (the address ban first), if any."""
+        address = self.client(address)
         for which in ((address, None), (address, key.lower())) if key else ((address, None),):
             ban = self._bans.get(which)
             if ban is None:
@@ -203,6 +211,7 @@ class LoginThrottle:
 
     def unban(self, address: str, key: str | None = None) -> bool:
         """Lift the ban on the whole address (key None) or on one target from it."""
+        address = self.client(address)
         if key is None:
             self._scores.pop("a:" + address, None)
         else:

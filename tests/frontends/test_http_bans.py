@@ -11,10 +11,17 @@ growing delays overlap instead of adding up."""
 from __future__ import annotations
 
 import ftplib
+import os
+import socket
+import subprocess
+import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require
 from .sftp_client import sftp
 
 TEN = 10  # failures that earn a ban (BAN_THRESHOLD)
@@ -197,3 +204,73 @@ def test_another_organisations_admin_neither_sees_nor_lifts_a_ban_on_names_it_do
     assert row["org_id"] == daemon.default_org() and "nobody" not in row["message"]
     assert acme_admin.delete("bans/127.0.0.1/").status == 204
     assert _ftp_login(daemon, "elsewhere-admin", "elsewhere-password-1") == "ok"
+
+
+NET = "2001:db8:40:1::"  # documentation addresses, put on the loopback interface for the test
+OTHER_NET = "2001:db8:40:2::"
+
+
+@pytest.fixture
+def ipv6_clients():
+    """Addresses of two /64s on the loopback interface (as root), taken off afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip("adding addresses to the loopback interface needs root")
+    require("ip")
+    added = [f"{NET}{n:x}" for n in range(1, 13)] + [f"{NET}ff", f"{OTHER_NET}1"]
+    try:
+        for address in added:
+            subprocess.run(["ip", "-6", "addr", "add", f"{address}/128", "dev", "lo"], check=True, capture_output=True)
+        yield added
+    finally:
+        for address in added:
+            subprocess.run(["ip", "-6", "addr", "del", f"{address}/128", "dev", "lo"], capture_output=True)
+
+
+def test_ipv6_clients_are_counted_and_banned_per_64(tmp_path, ipv6_clients):
+    """Issue 40, item 4: a host given a /64 sprays names from a fresh address each time;
+    the failures add up per /64, the whole /64 is banned, another /64 is not, and the
+    ban is listed as the network and lifted by it or by any address in it."""
+    daemon = daemon_with(tmp_path, start=False)
+    daemon.extra_args += ["--ftp", f"tcp6:{(port := free_port())}:interface=\\:\\:"]
+    daemon.start()
+    try:
+        wait_for_port6(port)
+        operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+        daemon.add_profile("v6user", "v6user-password-1")
+
+        def login(username, password, source):
+            try:
+                with ftplib.FTP() as ftp:
+                    ftp.connect("::1", port, timeout=60, source_address=(source, 0))
+                    ftp.login(username, password)
+                    return "ok"
+            except ftplib.all_errors as error:
+                return str(error)
+
+        answers = _earn_ban(lambda n: login(f"nobody-{n}", "guess-guess-1", f"{NET}{n % 12 + 1:x}"), operator)
+        assert all(a.startswith("530") for a in answers[:TEN]), answers
+        # a fresh address of the same /64, even with the right password: refused
+        assert login("v6user", "v6user-password-1", f"{NET}ff").startswith("421 Too many failed sign-ins")
+        # another /64, and IPv4, are not held back
+        assert login("v6user", "v6user-password-1", f"{OTHER_NET}1") == "ok"
+        assert _ftp_login(daemon, "v6user", "v6user-password-1") == "ok"
+        [ban] = operator.get("bans/").body["results"]
+        assert ban["address"] == f"{NET}/64" and ban["kind"] == "address", ban
+        # lifted by the network as the console sends it (encoded), or by an address in it
+        assert operator.delete(f"bans/{urllib.parse.quote(ban['address'], safe='')}/").status == 204
+        assert login("v6user", "v6user-password-1", f"{NET}ff") == "ok"
+        [unban] = daemon.logs("unban")
+        assert f"lifted the ban on {NET}/64" in unban["message"]
+    finally:
+        daemon.stop()
+
+
+def wait_for_port6(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("::1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"[::1]:{port} did not open")

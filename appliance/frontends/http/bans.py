@@ -33,9 +33,9 @@ class BansApi(Resource):
         limit, offset = paging(request, 50)
         return reply(request, page(request, bans[offset : offset + limit], len(bans), 50))
 
-    @app.route("/<address>/", methods=["DELETE"])
+    @app.route("/<path:address>/", methods=["DELETE"])  # path: an IPv6 ban is a network ("2001:db8::/64")
     async def lift(self, request, address):
-        """Lift the bans on an address that concern this organisation, so it may try again at once"""
+        """Lift the bans on an address (or an IPv6 network, or any address in it) that concern this organisation"""
         account = await authenticate(self.core, request, admin=True)
         if not await self.core.auth.lift(account, address):
             raise NotFound("No ban on that address concerns your organisation; refresh the list.")
