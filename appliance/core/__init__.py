@@ -163,7 +163,8 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
     mailer = Mailer(settings.smtp, reactor, threads, destinations)
     open_sessions = OpenSessions(store, connections, audit, reactor, policy=policy)
-    sessions = Sessions(store, data_dir.token_secret(), reactor, policy)
+    api_tokens = ApiTokens(store, reactor, audit, policy)
+    sessions = Sessions(store, data_dir.token_secret(), reactor, policy, token_usable=api_tokens.still_usable)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
@@ -205,7 +206,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
-        api_tokens=ApiTokens(store, reactor, audit, policy),
+        api_tokens=api_tokens,
         source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit),
         mailer=mailer,
         accounts=accounts,

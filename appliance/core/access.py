@@ -84,6 +84,7 @@ class Account:
     organisation: Organisation
     source: Source | None
     session_id: str | None = None
+    token_id: int | None = None  # the API token it acts through, when it does
 
 
 def address_allowed(address: str, allow: tuple[str, ...]) -> bool:

@@ -4,6 +4,7 @@ an expiry and a last-used time; a token acts as the admin who made it."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -123,9 +124,7 @@ class ApiTokens:
         except ValueError:
             raise TokenInvalid("Token is invalid or expired") from None
         row = await self._store.run(token_queries.token_by_prefix, prefix)
-        if row is None or row["revoked"] or not hmac.compare_digest(row["secret_hash"], _hash(secret)):
-            raise TokenInvalid("Token is invalid or expired")
-        if row["expires_at"] and from_iso(row["expires_at"]) <= self._now():
+        if row is None or not hmac.compare_digest(row["secret_hash"], _hash(secret)) or not self._usable(row):
             raise TokenInvalid("Token is invalid or expired")
         if scope is not None and scope not in row["scopes"]:
             raise PermissionDenied(f"This API token lacks the '{scope}' scope.")
@@ -136,4 +135,14 @@ class ApiTokens:
         if refused is not None:
             raise TokenRefused(refused)
         await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
-        return account
+        return dataclasses.replace(account, token_id=row["id"])
+
+    def _usable(self, row: dict) -> bool:
+        """Whether a token signs anything in now: not revoked, not expired."""
+        return not row["revoked"] and not (row["expires_at"] and from_iso(row["expires_at"]) <= self._now())
+
+    async def still_usable(self, account: Account, token_id: int) -> bool:
+        """Whether the token `token_id` of the account's organisation, made by its
+        profile, still signs in (what a download link made through it still needs)."""
+        row = await self._store.run(token_queries.get_token, account.organisation.id, token_id)
+        return row is not None and row["created_by"] == account.profile.id and self._usable(row)

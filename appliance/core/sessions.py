@@ -56,11 +56,13 @@ class TokenRefused(TokenInvalid):
 
 
 class Sessions:
-    def __init__(self, store: Store, secret: bytes, clock, policy: AccessPolicy | None = None):
+    def __init__(self, store: Store, secret: bytes, clock, policy: AccessPolicy | None = None, token_usable=None):
         self._store = store
         self._secret = secret
         self._clock = clock
         self._policy = policy or AccessPolicy(store, clock)
+        # (account, token id) -> whether that API token still signs in (ApiTokens.still_usable)
+        self._token_usable = token_usable
         self._ended: dict[str, float] | None = None  # session id -> when its last access token expires
 
     async def _ended_sessions(self) -> dict[str, float]:
@@ -173,31 +175,52 @@ class Sessions:
     def download_access(self, account: Account, path: str) -> tuple[str, int]:
         """A value that downloads `path` (a normalised path of the profile's) as that
         profile for DOWNLOAD_LINK_SECONDS, and when it ends (seconds since the epoch); made
-        in a web session, it ends with the session."""
+        in a web session, it ends with the session; made with an API token, it ends with the
+        token (revoked or expired)."""
         until = int(self._clock.seconds()) + DOWNLOAD_LINK_SECONDS
-        subject = f"{account.profile.id}-{account.session_id}" if account.session_id else str(account.profile.id)
+        if account.session_id:
+            subject = f"{account.profile.id}-{account.session_id}"
+        elif account.token_id is not None:
+            subject = f"{account.profile.id}-t{account.token_id}"
+        else:
+            subject = str(account.profile.id)
         return signed.sign(self._secret, DOWNLOAD_PURPOSE, subject, until, path), until
 
-    async def download_account(self, access: str, path: str, signed_in: Account | None = None) -> Account:
+    async def download_account(
+        self,
+        access: str,
+        path: str,
+        signed_in: Account | None = None,
+        address: str | None = None,
+        encrypted: bool = True,
+    ) -> Account:
         """The account a download link stands for, if it was made for this `path` and is
         still valid; `signed_in`: the caller's own account when the request carries one
-        too, which must be the link's."""
+        too, which must be the link's. Checked at use as its maker would be, from
+        `address` (over TLS or not: `encrypted`): the access policy (the profile's IP
+        allow-list, its organisation, its expiry), its web session not signed out, its
+        API token not revoked or expired."""
         valid = signed.verify(self._secret, access, DOWNLOAD_PURPOSE, self._clock.seconds(), path)
         if valid is None:
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)
         subject, until = valid
-        profile_id, _, session_id = subject.partition("-")
+        profile_id, _, principal = subject.partition("-")
         if signed_in is not None and str(signed_in.profile.id) != profile_id:
             raise PermissionDenied("This download link was made for another user.")
+        token_id = int(principal[1:]) if principal.startswith("t") and principal[1:].isdigit() else None
+        session_id = principal if principal and token_id is None else None
         if session_id and session_id in await self._ended_sessions():
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)  # its session was signed out
         claims = {"user_id": int(profile_id), "iat": until - DOWNLOAD_LINK_SECONDS}
         try:
-            return await self._account(claims, "access")
+            account = await self._account(claims, "access", address, encrypted)
         except TokenRefused:  # the policy's refusal: its own reason
             raise
         except TokenInvalid:  # the password changed since
             raise AuthenticationFailed(DOWNLOAD_LINK_INVALID) from None
+        if token_id is not None and not (self._token_usable and await self._token_usable(account, token_id)):
+            raise AuthenticationFailed(DOWNLOAD_LINK_INVALID)  # its API token was revoked or expired
+        return account
 
     async def _account(
         self, claims: dict, token_type: str, address: str | None = None, encrypted: bool = True

@@ -222,3 +222,38 @@ def test_a_link_is_made_only_for_a_file_that_may_be_downloaded_now(daemon):
     refused = lister.post("files/download-link/", {"path": "/f.txt"})
     assert refused.status == 403 and "You may not download files" in refused.body["detail"]
     assert not downloads(daemon, "maker") and not downloads(daemon, "lister")
+
+
+def fetch_from(daemon, source: str, url: str) -> tuple[int, bytes]:
+    """GET a URL of the daemon from another loopback address (another client)."""
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.http_port, timeout=30, source_address=(source, 0))
+    try:
+        connection.request("GET", url)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_link_is_checked_at_use_as_its_maker_the_token_and_the_address(daemon):
+    """Issue 40, item 5: a link made through an API token ends with the token; a link is
+    refused from an address outside its profile's IP allow-list, as the profile is."""
+    data = b"made through a token"
+    alice = person(daemon, "tokenlinker", {"report.bin": data}, is_admin=True)
+    made = alice.post("tokens/", {"name": "automation", "scopes": ["files"]})
+    assert made.status == 201, made.body
+    robot = Api(daemon, made.body["token"])
+    url = link(robot, "/report.bin")
+    status, body, _ = fetch(daemon, url)
+    assert (status, body) == (200, data)
+    assert alice.delete(f"tokens/{made.body['id']}/").status == 204
+    status, body, _ = fetch(daemon, url)
+    assert status == 401 and json.loads(body)["detail"].startswith("This download link is not valid"), body
+
+    # the profile may act only from 127.0.0.1: so may its links
+    fenced = person(daemon, "fenced", {"plans.bin": b"inside the fence"}, ip_allow=["127.0.0.1"])
+    url = link(fenced, "/plans.bin")
+    assert fetch_from(daemon, "127.0.0.1", url) == (200, b"inside the fence")
+    status, body = fetch_from(daemon, "127.0.0.2", url)
+    assert status in (401, 403) and b"inside the fence" not in body, (status, body)
+    assert not [r for r in downloads(daemon, "fenced") if r["remote_address"] == "127.0.0.2"]

@@ -371,7 +371,9 @@ class FilesApi(Resource):
         """The files of the profile a download link was made for, for the link's path only."""
         path = virtual(split_path(self._path(request)))
         signed_in = await authenticate(self.core, request, scope="files") if bearer(request) else None
-        account = await self.core.sessions.download_account(access, path, signed_in)
+        account = await self.core.sessions.download_account(
+            access, path, signed_in, client_address(request), request.isSecure()
+        )
         return await self.core.files.session(account, "web", client_address(request))
 
     @app.route("/download-link/", methods=["POST"])
