@@ -1,11 +1,14 @@
 """Organisation logos: what an uploaded file really is (by its bytes, never by the
-name or Content-Type the client sent), a minimal structural check of PNG and JPEG,
-and SVG rewritten to a safe subset (no script, event handlers, external
-references, foreignObject, DOCTYPE or entities). Pure functions: run them on the
-work pool."""
+name or Content-Type the client sent), a minimal structural check of PNG and JPEG
+with a cap on their pixels (read from the header, before anything is decoded: every
+visitor's browser decodes the logo), then re-encoded (Pillow) so what is served is
+pixels only, no metadata, text, profile data or bytes after the end; and SVG
+rewritten to a safe subset (no script, event handlers, external references,
+foreignObject, DOCTYPE or entities). Pure functions: run them on the bulk pool."""
 
 from __future__ import annotations
 
+import io
 import re
 import struct
 import zlib
@@ -20,6 +23,7 @@ from ..errors import Invalid
 
 MAX_LOGO_BYTES = 512 * 1024
 MAX_SIDE = 8192  # pixels: a logo, not a poster
+MAX_PIXELS = 2048 * 2048  # width x height: 16 MiB decoded as RGBA in a visitor's browser
 MAX_DEPTH = 64  # nested SVG elements
 NOT_AN_IMAGE = "The file is not a PNG, JPEG or SVG image."
 
@@ -46,10 +50,10 @@ def logo(data: bytes) -> Logo:
         )
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
         _check_png(data)
-        return Logo("png", "image/png", data)
+        return Logo("png", "image/png", _reencoded(data, "PNG"))
     if data.startswith(b"\xff\xd8\xff"):
         _check_jpeg(data)
-        return Logo("jpg", "image/jpeg", data)
+        return Logo("jpg", "image/jpeg", _reencoded(data, "JPEG"))
     if _looks_like_xml(data) and b"<svg" in data:
         return Logo("svg", "image/svg+xml", sanitise_svg(data))
     raise _refused(NOT_AN_IMAGE)
@@ -127,6 +131,40 @@ def _check_jpeg(data: bytes) -> None:
 def _check_size(width: int, height: int) -> None:
     if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         raise _refused(f"The image must be between 1 and {MAX_SIDE} pixels wide and high.")
+    if width * height > MAX_PIXELS:
+        raise _refused(
+            f"The image is {width} x {height} pixels: a logo may have at most {MAX_PIXELS:,} "
+            f"(2048 x 2048, or as many in another shape). Make it smaller and upload it again."
+        )
+
+
+def _reencoded(data: bytes, kind: str) -> bytes:
+    """The image's pixels written anew as `kind` (PNG or JPEG): its palette and
+    transparency kept, nothing else of the upload (text chunks, EXIF and GPS, comments,
+    colour profiles, data after the end). Refused when it does not decode."""
+    from PIL import Image  # lazily: the daemon needs it only when a logo is uploaded
+
+    try:
+        with Image.open(io.BytesIO(data), formats=[kind]) as image:
+            if image.width * image.height > MAX_PIXELS:  # the header said otherwise than the decoder
+                _check_size(image.width, image.height)
+            image.load()
+            if kind == "PNG":
+                keep = image if image.mode in ("1", "L", "LA", "P", "RGB", "RGBA") else image.convert("RGBA")
+                transparency = image.info.get("transparency")
+                keep.info = {"transparency": transparency} if transparency is not None and keep is image else {}
+                options = {"optimize": True}
+            else:
+                keep = image if image.mode in ("L", "RGB") else image.convert("RGB")
+                keep.info = {}
+                options = {"quality": 90, "optimize": True}
+            out = io.BytesIO()
+            keep.save(out, kind, **options)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+        raise _refused(f"The {'PNG' if kind == 'PNG' else 'JPEG'} file could not be decoded: {e}") from None
+    if out.tell() > MAX_LOGO_BYTES:
+        raise _refused(f"The logo does not fit in {MAX_LOGO_BYTES // 1024} KiB once re-encoded: make it smaller.")
+    return out.getvalue()
 
 
 # -- SVG: a safe subset ------------------------------------------------------------------

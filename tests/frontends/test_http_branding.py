@@ -4,8 +4,11 @@ URL and its headers, and the public branding of a subdomain."""
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
+
+from PIL import Image, PngImagePlugin
 
 from ..api_client import Api, signed_in
 
@@ -68,6 +71,12 @@ ENTITY_SVG = b"""<?xml version="1.0"?>
 HTML = b"<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>"
 
 
+def pixels(data: bytes) -> tuple:
+    """What an image shows: its format, size and pixels (a re-encoded logo shows the same)."""
+    with Image.open(io.BytesIO(data)) as image:
+        return image.format, image.size, image.convert("RGBA").tobytes()
+
+
 def multipart(name: str, data: bytes, content_type: str = "application/octet-stream") -> tuple[bytes, dict]:
     body = (
         b'--LoGo\r\nContent-Disposition: form-data; name="logo"; filename="' + name.encode() + b'"\r\n'
@@ -101,7 +110,7 @@ def audit_rows(daemon, org_id: int) -> list:
 # -- logos -------------------------------------------------------------------------------
 
 
-def test_a_png_logo_is_stored_and_served_back_identical_and_public(daemon):
+def test_a_png_logo_is_stored_and_served_back_as_the_same_pixels_and_public(daemon):
     api, org = organisation(daemon, "Png Corp")
     image = png()
     reply = upload(api, org["id"], image, "image/png")
@@ -109,16 +118,16 @@ def test_a_png_logo_is_stored_and_served_back_identical_and_public(daemon):
     url = reply.body["branding_logo"]
     assert url.startswith(f"/api/portal/branding/logo/{org['id']}/") and url.endswith(".png")
     served = fetch(daemon, url)
-    assert served.status == 200 and served.raw == image
+    assert served.status == 200 and pixels(served.raw) == pixels(image)
     assert served.headers["content-type"] == "image/png"
     assert served.headers["x-content-type-options"] == "nosniff"
     assert "immutable" in served.headers["cache-control"] and "max-age=31536000" in served.headers["cache-control"]
     assert served.headers["content-security-policy"] == SVG_POLICY
     # the file lives in the data dir under its hash
     stored = list((daemon.data_dir / "branding").glob(f"{org['id']}-*.png"))
-    assert [p.read_bytes() for p in stored] == [image]
+    assert [p.read_bytes() for p in stored] == [served.raw]
     assert api.get("organisation/").body[0]["branding_logo"] == url
-    assert ("organisation_logo", f"png-corp-admin uploaded a new logo (image/png, {len(image)} bytes)") in [
+    assert ("organisation_logo", f"png-corp-admin uploaded a new logo (image/png, {len(served.raw)} bytes)") in [
         tuple(row) for row in audit_rows(daemon, org["id"])
     ]
 
@@ -132,7 +141,8 @@ def test_a_jpeg_logo_by_multipart_replaces_the_previous_one(daemon):
     url = reply.body["branding_logo"]
     assert url.endswith(".jpg") and url != first
     served = fetch(daemon, url)
-    assert served.status == 200 and served.raw == jpeg() and served.headers["content-type"] == "image/jpeg"
+    assert served.status == 200 and served.headers["content-type"] == "image/jpeg"
+    assert pixels(served.raw)[:2] == ("JPEG", (8, 8))  # re-encoded: the same size, lossy pixels
     assert fetch(daemon, first).status == 404  # the old logo is gone, from the disk too
     assert [p.name.rsplit(".", 1)[1] for p in (daemon.data_dir / "branding").glob(f"{org['id']}-*")] == ["jpg"]
 
@@ -284,8 +294,60 @@ def test_public_branding_by_subdomain_follows_the_switch(daemon):
     reply = public.get("branding/?subdomain=Brand-Corp")
     assert reply.status == 200
     assert reply.body == {"branding": True, "branding_logo": url, "branding_colour": "#3D37FF"}
-    assert fetch(daemon, reply.body["branding_logo"]).raw == png()
+    assert pixels(fetch(daemon, reply.body["branding_logo"]).raw) == pixels(png())
     assert public.get("branding/?subdomain=no-such-brand").body["branding"] is False
     assert public.get("branding/").body["branding"] is False
     api.patch(f"organisation/{org['id']}/", {"branding": False})
     assert public.get("branding/?subdomain=brand-corp").body["branding"] is False
+
+
+def bomb_png(side: int = 8192) -> bytes:
+    """A PNG of side x side grey pixels, all black: 64 MiB decoded, ~65 KiB on the wire."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = zlib.compress(b"\x00" * ((side + 1) * side), 9)
+    header = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+
+
+def test_a_logo_of_too_many_pixels_is_refused_before_it_is_decoded(daemon):
+    """Issue 40, item 9: bytes are not the measure; pixels are (every visitor decodes it)."""
+    api, org = organisation(daemon, "Bomb Corp")
+    image = bomb_png()
+    assert len(image) < 512 * 1024
+    reply = upload(api, org["id"], image, "image/png")
+    assert reply.status == 400, reply.body
+    [message] = reply.body["logo"]
+    assert "8192 x 8192 pixels" in message and "at most 4,194,304" in message, reply.body
+    assert not list((daemon.data_dir / "branding").glob(f"{org['id']}-*"))
+    # a wide banner of as many pixels is fine
+    wide = io.BytesIO()
+    Image.new("RGB", (8192, 512), (61, 55, 255)).save(wide, "PNG")
+    assert upload(api, org["id"], wide.getvalue(), "image/png").status == 200
+
+
+def test_a_logo_is_served_as_pixels_only_without_what_was_hidden_in_it(daemon):
+    """Re-encoded on upload: text chunks, EXIF (GPS), comments and bytes after the end
+    never reach a visitor."""
+    api, org = organisation(daemon, "Meta Corp")
+    meta = PngImagePlugin.PngInfo()
+    meta.add_text("Comment", "secret-in-a-text-chunk")
+    image = io.BytesIO()
+    Image.new("RGBA", (64, 32), (61, 55, 255, 200)).save(image, "PNG", pnginfo=meta)
+    reply = upload(api, org["id"], image.getvalue(), "image/png")
+    assert reply.status == 200, reply.body
+    served = fetch(daemon, reply.body["branding_logo"]).raw
+    assert b"secret-in-a-text-chunk" not in served and pixels(served) == pixels(image.getvalue())
+
+    exif = Image.Exif()
+    exif[0x010E] = "secret-in-exif"  # ImageDescription
+    photo = io.BytesIO()
+    Image.new("RGB", (48, 48), (200, 30, 30)).save(photo, "JPEG", exif=exif, comment=b"secret-comment")
+    assert b"secret-in-exif" in photo.getvalue() and b"secret-comment" in photo.getvalue()
+    reply = upload(api, org["id"], photo.getvalue(), "image/jpeg")
+    assert reply.status == 200, reply.body
+    served = fetch(daemon, reply.body["branding_logo"]).raw
+    assert b"secret-in-exif" not in served and b"secret-comment" not in served and b"Exif" not in served
+    assert pixels(served)[:2] == ("JPEG", (48, 48))
