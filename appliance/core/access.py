@@ -28,6 +28,14 @@ TLS_REQUIRED = {
     "web": "This account must sign in over HTTPS: passwords over plain HTTP are refused.",
 }
 TLS_REQUIRED_ANY = "This account must use an encrypted connection (FTPS, SFTP or HTTPS)."
+# A failed sign-in over a plain-text channel, whatever the reason (no such account, a
+# wrong password, an account that must use TLS): one answer, so the channel tells nobody
+# which names exist or which accounts require TLS.
+PLAIN_TEXT_FAILED = {
+    "ftp": "Invalid username or password, or the account must use FTPS (AUTH TLS) or SFTP: "
+    "plain-text FTP passwords are refused for it.",
+    "web": "Invalid username or password, or the account must sign in over HTTPS.",
+}
 PAYMENT_MISSING = "Organisation payment missing"
 ORGANISATION_DELETED = "Organisation is deleted"
 DISABLED = "This account is disabled. Ask your administrator to enable it."

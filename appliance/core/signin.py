@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ApplianceError, AuthenticationFailed, Unavailable
 from ..models import LogEntry, Profile, to_iso
 from ..store import Store, queries
-from .access import ALWAYS_ENCRYPTED, AccessPolicy, AccessRefused, Account, tls_refusal
+from .access import ALWAYS_ENCRYPTED, PLAIN_TEXT_FAILED, AccessPolicy, AccessRefused, Account, tls_refusal
 from .audit import PROTOCOL_NAMES, AuditLog, clean
 from .auth import BAD_CREDENTIALS, INVALID_CREDENTIALS, MAX_USERNAME, AuthService, key_blob, user_key, user_target
 from .connections import ConnectionLimits, Ticket
@@ -104,19 +104,24 @@ class SignIn:
         if 0 < len(username) <= MAX_USERNAME and "\x00" not in username:
             profile = await self._store.run(queries.profile_by_username, username)
         account = await self._policy.account(profile) if profile is not None else None
+        # over a plain-text channel every failure below answers alike (PLAIN_TEXT_FAILED)
+        plain = not encrypted and protocol not in ALWAYS_ENCRYPTED
+        failed = PLAIN_TEXT_FAILED.get(protocol, BAD_CREDENTIALS) if plain else BAD_CREDENTIALS
         if account is not None and account.organisation is not None:
             # Refused before the password is checked, so a plain-text channel never tells
-            # whether a password is right. Not counted by the throttle: no password is
-            # tried, and one office's misconfigured clients must not get its address banned.
+            # whether a password is right; answered as a wrong password is, and counted as
+            # one, so it tells neither that the name exists nor that it requires TLS (the
+            # audit row says why, for its admins).
             refused = tls_refusal(profile, account.organisation, protocol, encrypted)
             if refused is not None:
                 await self._failed(profile, username, protocol, address, "plain-text sign-in refused (TLS required)")
-                raise AccessRefused(refused)
+                await self._auth.wrong_secret(user_target(key, profile), address)
+                raise AuthenticationFailed(failed, code=INVALID_CREDENTIALS)
         method = "key" if public_key is not None else "password"
         if not await self._proven(profile, password, public_key) or account is None or account.organisation is None:
             await self._failed(profile, username, protocol, address, f"wrong {method}")
             await self._auth.wrong_secret(user_target(key, profile), address)
-            raise AuthenticationFailed(BAD_CREDENTIALS, code=INVALID_CREDENTIALS)
+            raise AuthenticationFailed(failed, code=INVALID_CREDENTIALS)
 
         refused = self._policy.check(account, protocol=protocol, address=address)
         if refused is not None:

@@ -416,7 +416,7 @@ def test_wrong_password_is_530_and_logged(daemon):
     profile(daemon, "mistyper")
     result = curl("-v", url(daemon, "mistyper", "/", password="wrong-password"), check=False)
     assert result.returncode == 67  # curl: login denied
-    assert b"530 Invalid username or password." in result.stderr
+    assert b"530 Invalid username or password, or the account must use FTPS" in result.stderr
     rows = [row for row in daemon.logs("login_failed") if row["username"] == "mistyper"]
     assert len(rows) == 1 and rows[0]["protocol"] == "ftp" and rows[0]["remote_address"] == "127.0.0.1"
 

@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cryptography import x509
@@ -23,6 +24,11 @@ from .test_ftp import random_file, sha256, temp_files, wait_until
 
 PASSWORD = "user-password-1"
 PLAIN_REFUSED = "This account must use FTPS (AUTH TLS) or SFTP: plain-text FTP passwords are refused."
+# any failed sign-in over plain FTP: no such name, a wrong password, or TLS required (one answer)
+PLAIN_FAILED = (
+    "Invalid username or password, or the account must use FTPS (AUTH TLS) or SFTP: "
+    "plain-text FTP passwords are refused for it."
+)
 # lftp retries as its users' scripts let it. (Under TLS 1.3 its kernel used to reset an
 # upload's data connection, closed with the server's session tickets unread; the tickets
 # are now held back: test_ftp_outside_in.py.)
@@ -434,18 +440,17 @@ def test_require_tls_for_an_organisation(daemon, tmp_path):
     changed = admin.patch(f"organisation/{org_id}/", {"require_tls": True})
     assert changed.status == 200 and changed.body["require_tls"] is True, changed.body
 
-    # plain FTP: refused with the reason, whatever the password, before it is checked
-    assert ftp_refusal(daemon, "sec-user") == (530, PLAIN_REFUSED)
-    assert ftp_refusal(daemon, "sec-user", "wrong-password") == (530, PLAIN_REFUSED)
+    # plain FTP: refused whatever the password, before it is checked, with the answer
+    # a name with no account gets (issue 40, item 8: no oracle of names or of TLS)
+    assert ftp_refusal(daemon, "sec-user") == (530, PLAIN_FAILED)
+    assert ftp_refusal(daemon, "sec-user", "wrong-password") == (530, PLAIN_FAILED)
+    assert ftp_refusal(daemon, "no-such-sec-user") == (530, PLAIN_FAILED)
     plain = curl("-v", url(daemon, "sec-user"), check=False)
-    assert plain.returncode == 67 and f"< 530 {PLAIN_REFUSED}" in plain.stderr.decode()
+    assert plain.returncode == 67 and f"< 530 {PLAIN_FAILED}" in plain.stderr.decode()
     result = lftp(daemon, "sec-user", "ls", settings=LFTP_PLAIN, check=False)
-    assert result.returncode != 0 and PLAIN_REFUSED.encode() in result.stderr
+    assert result.returncode != 0 and PLAIN_FAILED.encode() in result.stderr
     failed = [r for r in daemon.logs("login_failed") if r["username"] == "sec-user"]
-    assert len(failed) == 4 and all("plain-text sign-in refused" in r["message"] for r in failed)
-    # a refusal is not a wrong password: no slowing down, no ban of the address
-    for _ in range(12):
-        assert ftp_refusal(daemon, "sec-user")[0] == 530
+    assert len(failed) >= 4 and all("plain-text sign-in refused" in r["message"] for r in failed)  # the admins see why
 
     # FTPS, SFTP and HTTPS sign in; a profile that opts out may use plain FTP
     assert curl("--ssl-reqd", "--list-only", url(daemon, "sec-user")).returncode == 0
@@ -473,13 +478,25 @@ def test_require_tls_for_one_profile(daemon):
     assert admin.patch(f"profiles/{row['id']}/", {"require_tls": "yes"}).status == 400
     changed = admin.patch(f"profiles/{row['id']}/", {"require_tls": True})
     assert changed.status == 200 and changed.body["require_tls"] is True, changed.body
-    assert ftp_refusal(daemon, "tls-only") == (530, PLAIN_REFUSED)
+    assert ftp_refusal(daemon, "tls-only") == (530, PLAIN_FAILED)
     assert curl("--ssl-reqd", "--list-only", url(daemon, "tls-only")).returncode == 0
     with ftps(daemon, "tls-only") as ftp:
         assert ftp.cmd("PWD")[0] == 257
     # plain FTP still works where TLS is not required; unknown users learn nothing new
     assert ftp_refusal(daemon, "plain-ok") == (230, "Signed in as plain-ok.")
-    assert ftp_refusal(daemon, "no-such-user")[1] == "Invalid username or password."
+    assert ftp_refusal(daemon, "no-such-user") == (530, PLAIN_FAILED)
+
+
+def test_plain_text_refusals_count_toward_a_ban_like_wrong_passwords(daemon):
+    """Issue 40, item 8: guessing over plain FTP at an account that must use TLS earns
+    the same ban as wrong passwords do (the pair: that name from that address)."""
+    org_id = daemon.add_organisation("Counted Co")
+    profile(daemon, "counted-user", org_id=org_id, require_tls=True)
+    with ThreadPoolExecutor(10) as pool:  # at once: their growing delays overlap
+        answers = list(pool.map(lambda _: ftp_refusal(daemon, "counted-user"), range(10)))
+    assert set(answers) == {(530, PLAIN_FAILED)}, answers
+    code, text = ftp_refusal(daemon, "counted-user")
+    assert code == 530 and "Too many failed sign-ins for this account from 127.0.0.1" in text, (code, text)
 
 
 def test_requiring_tls_ends_open_plain_ftp_sessions_and_keeps_ftps_ones(daemon):

@@ -136,7 +136,14 @@ def test_a_refused_sign_in_says_why_except_for_wrong_credentials(daemon):
     """The console shows each reason (its code); wrong credentials stay one answer."""
     wrong = Api(daemon).login("admin", "wrong-password")
     unknown = Api(daemon).login("nobody-at-all-2", "wrong-password")
-    assert wrong.body == unknown.body == {"detail": "Invalid username or password.", "code": "invalid_credentials"}
+    assert (
+        wrong.body
+        == unknown.body
+        == {  # plain HTTP: a failure there also says HTTPS may be required
+            "detail": "Invalid username or password, or the account must sign in over HTTPS.",
+            "code": "invalid_credentials",
+        }
+    )
     org = daemon.add_organisation("Trial Over", status="trial", trial_ends_at=now_iso(-timedelta(days=1)))
     daemon.add_profile("trialover", org_id=org, is_admin=True)
     ended = Api(daemon).login("trialover", PASSWORD)  # the trial ran out: payment missing, not wrong credentials

@@ -148,7 +148,7 @@ def test_spraying_unknown_usernames_bans_the_address_and_the_operator_sees_and_l
     daemon = fresh_daemon
     operator, acme_admin, _ = _two_organisations(daemon)
     answers = _earn_ban(lambda n: Api(daemon).login(f"nobody-{n}", "guess-guess-1").body["detail"], operator)
-    assert answers[:TEN] == ["Invalid username or password."] * TEN, answers
+    assert answers[:TEN] == ["Invalid username or password, or the account must sign in over HTTPS."] * TEN, answers
     refused = Api(daemon).login("acme-admin", "acme-password-1")
     assert refused.status == 401 and "Too many failed sign-ins from 127.0.0.1" in refused.body["detail"]
     assert refused.body["code"] == "banned" and 240 <= refused.body["retry_after"] <= 300, refused.body

@@ -34,6 +34,11 @@ PASSWORD = "matrix-password-1"
 ALLOWED = "allowed"
 FTP_TLS = "This account must use FTPS (AUTH TLS) or SFTP: plain-text FTP passwords are refused."
 WEB_TLS = "This account must sign in over HTTPS: passwords over plain HTTP are refused."
+PLAIN_FTP_FAILED = (
+    "Invalid username or password, or the account must use FTPS (AUTH TLS) or SFTP: "
+    "plain-text FTP passwords are refused for it."
+)
+PLAIN_WEB_FAILED = "Invalid username or password, or the account must sign in over HTTPS."
 # the protocol each principal acts over, as the policy names it
 PROTOCOL = {
     "sftp_password": "sftp",
@@ -74,9 +79,13 @@ def expected(principal: str, refusal: str) -> str:
         return f"{NAMES[protocol]} access is not enabled for this account. Ask your administrator."
     if refusal == "address":
         return "Sign-in from 127.0.0.1 is not allowed for this account."
-    # tls: SSH always is encrypted, FTPS is; plain FTP and plain HTTP are not
+    # tls: SSH always is encrypted, FTPS is; plain FTP and plain HTTP are not. A sign-in
+    # over them is answered as any failed one there (no name or requirement told); a
+    # session or token already held is told why
     if protocol == "sftp" or principal == "ftps":
         return ALLOWED
+    if principal in ("ftp", "web_sign_in"):
+        return PLAIN_FTP_FAILED if protocol == "ftp" else PLAIN_WEB_FAILED
     return FTP_TLS if protocol == "ftp" else WEB_TLS
 
 
