@@ -124,13 +124,15 @@ def require_module(name: str):
         missing(f"the Python module {name} is not installed (make build)")
 
 
-def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30) -> None:
+def wait_for_port(
+    port: int, process: subprocess.Popen | None = None, timeout: float = 30, host: str = "127.0.0.1"
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"daemon exited with {process.returncode}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
+            with socket.create_connection((host, port), timeout=1):
                 return
         except OSError:
             time.sleep(0.05)

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import ftplib
 import os
-import socket
 import subprocess
-import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require
+from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require, wait_for_port
 from .sftp_client import sftp
 
 TEN = 10  # failures that earn a ban (BAN_THRESHOLD)
@@ -234,7 +232,7 @@ def test_ipv6_clients_are_counted_and_banned_per_64(tmp_path, ipv6_clients):
     daemon.extra_args += ["--ftp", f"tcp6:{(port := free_port())}:interface=\\:\\:"]
     daemon.start()
     try:
-        wait_for_port6(port)
+        wait_for_port(port, host="::1")
         operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
         daemon.add_profile("v6user", "v6user-password-1")
 
@@ -263,14 +261,3 @@ def test_ipv6_clients_are_counted_and_banned_per_64(tmp_path, ipv6_clients):
         assert f"lifted the ban on {NET}/64" in unban["message"]
     finally:
         daemon.stop()
-
-
-def wait_for_port6(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("::1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"[::1]:{port} did not open")
