@@ -24,6 +24,7 @@ Prints the seconds from starting qemu to the banner, then powers each VM off."""
 from __future__ import annotations
 
 import argparse
+import ftplib
 import hashlib
 import http.client
 import os
@@ -189,11 +190,27 @@ def check_http(http_port: int, https_port: int) -> None:
     tls.close()
 
 
-def check_ftp(port: int) -> None:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        greeting = s.recv(1024).decode(errors="replace")
-    if not greeting.startswith("220"):
-        raise Failure(f"FTP port 21: expected a 220 greeting, got {greeting!r}")
+def check_ftp(port: int, user: str, password: str) -> str:
+    """FTPS on port 21 as a client does: the greeting, AUTH TLS, the first admin's sign-in
+    and the working folder (user-mode networking forwards the control port only, so no
+    data connection: SFTP and HTTPS carry the bytes in this test)."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE  # the appliance's self-signed certificate
+    client = ftplib.FTP_TLS(context=insecure, timeout=60)
+    try:
+        greeting = client.connect("127.0.0.1", port)
+        if not greeting.startswith("220"):
+            raise Failure(f"FTP port 21: expected a 220 greeting, got {greeting!r}")
+        client.auth()
+        signed_in = client.login(user, password)
+        if not signed_in.startswith("230"):
+            raise Failure(f"FTPS on port 21: the sign-in answered {signed_in!r}")
+        return client.pwd()
+    except ftplib.all_errors as e:
+        raise Failure(f"FTPS on port 21: {e}") from None
+    finally:
+        client.close()
 
 
 def power_off(vm: subprocess.Popen, work: Path) -> None:
@@ -431,8 +448,8 @@ class Run:
             print("vm-test: sftp on port 22: signed in, uploaded and downloaded 1 MiB intact")
             check_http(ports["http"], ports["https"])
             print("vm-test: port 80 redirects to HTTPS; port 443 serves the console's index.html")
-            check_ftp(ports["ftp"])
-            print("vm-test: FTP on port 21 greets")
+            folder = check_ftp(ports["ftp"], user, password)
+            print(f"vm-test: FTP on port 21: AUTH TLS, {user!r} signed in, working folder {folder}")
             if grow_mib:
                 free = check_free_space(ports["ssh"], user, password, work, grow_mib - GROW_SLACK_MIB)
                 print(f"vm-test: the root grew into the {grow_mib} MiB disk: the data folder has {free} MiB free")
