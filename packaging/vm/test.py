@@ -15,7 +15,7 @@ first boot: the serial console must show the readiness banner with the first adm
 password and the kernel's word on the firmware (no EFI with BIOS; EFI and "Secure boot
 enabled" with UEFI); then OpenSSH's sftp (through sshpass) signs in on the guest's port 22
 and uploads and downloads a file, the web console's index.html comes over HTTPS (443) and
-plain HTTP (80) redirects to it, and FTP (21) greets. On the grown disk, SFTP's df must
+plain HTTP (80) redirects to it, and FTPS (21) signs the admin in. On the grown disk, SFTP's df must
 show the space in the data folder. The last boot also drives the console menu on the
 serial line: a host name and a static address, which its status must then show.
 User-mode networking forwards free high ports on 127.0.0.1 to the guest's ports.
