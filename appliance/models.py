@@ -15,6 +15,8 @@ ACTIONS = (
     "password_changed", "ban", "unban", "profile", "source", "token", "mailbox", "organisation",
     "organisation_created", "organisation_logo", "billing",
 )  # fmt: skip
+# Every protocol an audit log row may name (the users' three, and the appliance's own ways)
+LOG_PROTOCOLS = (*PROTOCOLS, "api", "mail", "system")
 
 
 def utcnow() -> datetime:

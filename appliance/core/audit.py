@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Mapping
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from ..errors import NotFound, PermissionDenied
-from ..models import ACTIONS, LogEntry, to_iso
+from ..errors import Invalid, NotFound, PermissionDenied
+from ..models import ACTIONS, LOG_PROTOCOLS, LogEntry, to_iso
 from ..store import Store, queries
 from ..store import logs as log_queries
 from . import validation
@@ -83,6 +83,10 @@ def log_filters(given: Mapping[str, str]) -> dict:
     """The filters of a log listing from what the caller gave (missing ones empty);
     a date is checked and turned into the stored format (UTC) it is compared with."""
     filters = {name: str(given.get(name) or "").strip() for name in FILTERS}
+    for name, known in (("action", ACTIONS), ("protocol", LOG_PROTOCOLS)):
+        if filters[name] and filters[name] not in known:
+            message = f"Choose one of: {', '.join(known)}."
+            raise Invalid(f"{name}: {message}", {name: [message]})
     for name in ("date_from", "date_to"):
         if filters[name]:
             filters[name] = to_iso(validation.moment(filters[name], name))

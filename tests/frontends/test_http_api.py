@@ -391,3 +391,22 @@ def test_a_big_folder_is_listed_a_page_at_a_time(daemon):
     assert refused.status == 400 and "whole numbers" in refused.body["detail"]
     not_a_folder = api.get("files/?path=/big/file-0000.txt&page=1")  # refused as the whole listing is
     assert not_a_folder.status == api.get("files/?path=/big/file-0000.txt").status == 400
+
+
+def test_paging_and_filters_out_of_their_range_are_refused_not_moved_into_it(daemon):
+    """Issue 40, item 12: what the OpenAPI document declares (page_size 1-200, page from
+    1, the log filters' enums) is what the API enforces: a 400 naming the field."""
+    admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    for query, field in (("page_size=0", "page_size"), ("page_size=201", "page_size"), ("page_size=-5", "page_size"),
+                         ("page=0", "page"), ("page=-1", "page"), ("action=nonsense", "action"),
+                         ("protocol=gopher", "protocol")):  # fmt: skip
+        reply = admin.get(f"logs/?{query}")
+        assert reply.status == 400 and field in reply.body, (query, reply.status, reply.body)
+    for query in ("page_size=1", "page_size=200", "action=login", "protocol=web", "protocol=system"):
+        assert admin.get(f"logs/?{query}").status == 200, query
+    assert admin.get("profiles/?page_size=500").status == 400
+    declared = Api(daemon).get("openapi.json").body
+    logs = declared["paths"]["/api/portal/logs/"]["get"]["parameters"]
+    schema = {p["name"]: p["schema"] for p in logs}
+    assert schema["page_size"] == {"type": "integer", "minimum": 1, "maximum": 200}
+    assert "system" in schema["protocol"]["enum"] and "login" in schema["action"]["enum"]

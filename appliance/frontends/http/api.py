@@ -33,13 +33,13 @@ from ...errors import (
     Unavailable,
 )
 from ...threads import spawn
+from .openapi import MAX_PAGE, MAX_PAGE_SIZE
 from .schema import DeclaredKlein, checked_body
 from .twisted_private import client_gone
 
 log = Logger()
 
 MAX_JSON_BODY = 256 * 1024  # bytes of a JSON body (the gate refuses a larger one before reading it)
-MAX_PAGE = 1_000_000_000
 NOT_ALLOWED = "You do not have permission to perform this action."
 SECURITY_HEADERS = {
     b"content-security-policy": b"default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
@@ -360,14 +360,18 @@ def page(request, items: list, count: int, default: int = 25) -> dict:
 
 
 def paging(request, default: int = 25) -> tuple[int, int]:
-    """(limit, offset) from ?page=&page_size= (bad numbers are a 400)."""
+    """(limit, offset) from ?page=&page_size= (a number out of its range, as the OpenAPI
+    document declares it, is a 400 naming the field, never silently moved into range)."""
     try:
-        number = max(1, int(query(request, "page", "1") or 1))
-        size = min(200, max(1, int(query(request, "page_size", str(default)) or default)))
+        number = int(query(request, "page", "1") or 1)
+        size = int(query(request, "page_size", str(default)) or default)
     except ValueError:
         raise Invalid("page and page_size must be whole numbers.") from None
-    if number > MAX_PAGE:  # an offset past SQLite's integers
-        raise Invalid(f"page must be at most {MAX_PAGE:,}.", {"page": [f"Ask for a page up to {MAX_PAGE:,}."]})
+    if not 1 <= number <= MAX_PAGE:  # past MAX_PAGE: an offset past SQLite's integers
+        raise Invalid(f"page must be from 1 to {MAX_PAGE:,}.", {"page": [f"Ask for a page from 1 to {MAX_PAGE:,}."]})
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        message = f"Ask for 1 to {MAX_PAGE_SIZE} items a page."
+        raise Invalid(f"page_size: {message}", {"page_size": [message]})
     return size, (number - 1) * size
 
 

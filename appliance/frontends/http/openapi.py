@@ -7,7 +7,11 @@ from __future__ import annotations
 import re
 
 from ... import __version__
-from ...models import ACTIONS
+from ...models import ACTIONS, LOG_PROTOCOLS
+
+# the bounds api.paging() enforces, declared here with the rest of the query parameters
+MAX_PAGE = 1_000_000_000
+MAX_PAGE_SIZE = 200
 
 PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/setup/", "/branding/",
           "/branding/logo/<int:org_id>/<name>",
@@ -85,13 +89,13 @@ def _object(required: tuple[str, ...] = (), nullable: bool = False, **properties
 TEXT = {"type": "string"}
 QUERY = {
     "path": TEXT,
-    "page": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000},  # api.MAX_PAGE
-    "page_size": {"type": "integer", "minimum": 1, "maximum": 200},
+    "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+    "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
     "search": TEXT,
     "ordering": {"type": "string", "enum": ["username", "-username", "last_login", "-last_login", "created_at",
                                            "-created_at"]},
     "action": {"type": "string", "enum": list(ACTIONS)},
-    "protocol": {"type": "string", "enum": ["sftp", "ftp", "web", "api", "mail", "system"]},
+    "protocol": {"type": "string", "enum": list(LOG_PROTOCOLS)},
     "username": TEXT,
     "date_from": {"type": "string", "format": "date-time"},
     "date_to": {"type": "string", "format": "date-time"},
