@@ -36,6 +36,8 @@ rm -f "$PKG$VENV"/bin/activate* "$PKG$VENV"/bin/Activate.ps1
 find "$PKG$VENV" -name .gitignore -type f -delete
 find "$PKG$VENV/lib" -type f -name '*.py' -perm /111 -exec chmod a-x {} +
 find "$PKG$VENV" -type f -name '*.so*' -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
+# shared libraries are loaded, not run (wheels' bundled ones, such as Pillow's, come 0755)
+find "$PKG$VENV" -type f -name '*.so*' -exec chmod 0644 {} +
 
 install -d "$PKG/usr/bin"
 ln -s "$VENV/bin/appliance" "$PKG/usr/bin/appliance"
