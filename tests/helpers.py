@@ -14,6 +14,7 @@ import random
 import shutil
 import socket
 import sqlite3
+import ssl
 import stat
 import subprocess
 import sys
@@ -137,6 +138,14 @@ def wait_for_port(
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"port {port} did not open")
+
+
+def insecure_tls() -> ssl.SSLContext:
+    """A client context that accepts the appliance's self-signed certificate."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 def loopback_connection() -> tuple[socket.socket, socket.socket]:

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon, now_iso, wait_for
+from ..helpers import ADMIN_PASSWORD, insecure_tls, make_daemon, now_iso, wait_for
 
 PASSWORD = "matrix-password-1"
 ALLOWED = "allowed"
@@ -189,10 +189,7 @@ def sftp_sign_in(case: Case, key=None) -> str:
 
 
 def tls_context() -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    return context
+    return insecure_tls()
 
 
 def ftp_client(case: Case, tls: bool) -> ftplib.FTP:

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import ssl
 import subprocess
 import time
 import urllib.request
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import ADMIN_PASSWORD, ROOT, free_port, free_port_range, wait_for
+from ..helpers import ADMIN_PASSWORD, ROOT, free_port, free_port_range, insecure_tls, wait_for
 from .conftest import AS_APPLIANCE, installed_root
 
 pytestmark = [
@@ -212,13 +211,6 @@ def machine(deb, tmp_path_factory):
         machine.power_off()
 
 
-def insecure() -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # the appliance's self-signed certificate
-    return context
-
-
 def sftp_round_trip(machine: Machine, work: Path, name: str) -> None:
     """OpenSSH's sftp signs in with the admin's password, uploads a file and downloads it."""
     sent = work / f"{name}.bin"
@@ -250,19 +242,19 @@ def test_the_shipped_unit_serves_sftp_ftps_and_https(machine, tmp_path):
 
     # HTTPS: the console, a sign-in, and the SFTP upload's bytes through the API
     base = f"https://127.0.0.1:{machine.ports['https']}"
-    with urllib.request.urlopen(base + "/", context=insecure(), timeout=60) as response:
+    with urllib.request.urlopen(base + "/", context=insecure_tls(), timeout=60) as response:
         assert "<title>" in response.read().decode()
     request = urllib.request.Request(
         base + "/api/portal/token/",
         data=json.dumps({"username": "admin", "password": ADMIN_PASSWORD}).encode(),
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, context=insecure(), timeout=60) as response:
+    with urllib.request.urlopen(request, context=insecure_tls(), timeout=60) as response:
         access = json.load(response)["access"]
     request = urllib.request.Request(
         base + "/api/portal/files/download/?path=/by-sftp.bin", headers={"Authorization": f"Bearer {access}"}
     )
-    with urllib.request.urlopen(request, context=insecure(), timeout=60) as response:
+    with urllib.request.urlopen(request, context=insecure_tls(), timeout=60) as response:
         assert response.read() == (tmp_path / "by-sftp.bin").read_bytes()
 
     # plain HTTP (its own socket unit) sends the browser to HTTPS
