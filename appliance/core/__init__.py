@@ -166,7 +166,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     api_tokens = ApiTokens(store, reactor, audit, policy)
     sessions = Sessions(store, data_dir.token_secret(), reactor, policy, token_usable=api_tokens.still_usable)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
-    folders = LocalFolders(store, threads, data_dir.path)
+    folders = LocalFolders(store, threads, data_dir.path, audit)
     accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
     storage = StorageUsage(store, threads, files, reactor)
     return Core(

@@ -6,6 +6,12 @@ into it. An organisation's own folder in the data dir (files/<subdomain>) is kep
 even when no source uses it. Sources of one organisation may overlap (a source inside
 its default one is how a team gets a narrower view).
 
+A folder stays its organisation's until its files are gone: deleting a local source
+outside the organisation's own folder either removes its files (when the admin asks for
+that) or keeps the folder reserved for the organisation (`reserved_folders`), listed for
+the operator, who may release it. A deleted organisation keeps its rows, so its folders
+stay its own likewise.
+
 Every write that gives a local source a folder runs under one lock (`exclusively`) with
 the check, so two organisations cannot claim overlapping folders at the same moment."""
 
@@ -19,10 +25,12 @@ from typing import TypeVar
 
 from twisted.internet import defer
 
-from ..errors import Invalid
+from ..errors import Invalid, NotFound
+from ..models import LogEntry
 from ..store import Store
 from ..store import sources as source_queries
 from ..threads import Threads
+from .audit import AuditLog
 from .authority import require_operator
 
 T = TypeVar("T")
@@ -40,8 +48,10 @@ class Folder:
     org_id: int
     org_name: str
     subdomain: str
-    source_id: int | None  # None: the organisation's own folder in the data dir, kept for it
+    source_id: int | None  # None: the organisation's own folder in the data dir, or a reserved folder
     source_name: str
+    org_status: str = "active"
+    reserved: dict | None = None  # a folder kept after its source was deleted: {id, since, source}
 
 
 def overlap(a: str, b: str) -> bool:
@@ -50,21 +60,22 @@ def overlap(a: str, b: str) -> bool:
 
 
 class LocalFolders:
-    def __init__(self, store: Store, threads: Threads, data_dir: Path):
+    def __init__(self, store: Store, threads: Threads, data_dir: Path, audit: AuditLog):
         self._store = store
+        self._audit = audit
         self._threads = threads
         self._data_dir = Path(data_dir)
         self._lock = defer.DeferredLock()
 
     async def folders(self) -> list[Folder]:
         """Every organisation's own folder and every local source's folder, resolved."""
-        sources, organisations = await self._store.run(source_queries.local_folders)
-        return await self._threads.work(self._resolve, sources, organisations)
+        sources, organisations, reserved = await self._store.run(source_queries.local_folders)
+        return await self._threads.work(self._resolve, sources, organisations, reserved)
 
-    def _resolve(self, sources: list[dict], organisations: list[dict]) -> list[Folder]:
+    def _resolve(self, sources: list[dict], organisations: list[dict], reserved: list[dict]) -> list[Folder]:
         found = [
             Folder(os.path.realpath(self._data_dir / "files" / o["subdomain"]), o["org_id"], o["org_name"],
-                   o["subdomain"], None, "")
+                   o["subdomain"], None, "", o["org_status"])
             for o in organisations
         ]  # fmt: skip
         for s in sources:
@@ -72,7 +83,13 @@ class LocalFolders:
                 continue
             found.append(
                 Folder(os.path.realpath(self._data_dir / s["path"]), s["org_id"], s["org_name"], s["subdomain"],
-                       s["source_id"], s["source_name"])
+                       s["source_id"], s["source_name"], s["org_status"])
+            )  # fmt: skip
+        for r in reserved:
+            kept = {"id": r["reserved_id"], "since": r["reserved_at"], "source": r["source_name"]}
+            found.append(
+                Folder(os.path.realpath(self._data_dir / r["path"]), r["org_id"], r["org_name"], r["subdomain"],
+                       None, "", r["org_status"], kept)
             )  # fmt: skip
         return found
 
@@ -103,15 +120,35 @@ class LocalFolders:
         by_source = {(f.org_id, f.path) for f in folders if f.source_id is not None}
         rows = []
         for f in sorted(folders, key=lambda f: (f.path, f.org_id, f.source_id or 0)):
-            if f.source_id is None and (f.org_id, f.path) in by_source:
+            if f.source_id is None and f.reserved is None and (f.org_id, f.path) in by_source:
                 continue  # the organisation's folder is its default source's: listed once
             shared = sorted({o.org_id for o in folders if o.org_id != f.org_id and overlap(f.path, o.path)})
             rows.append(
                 {
                     "path": f.path,
-                    "organisation": {"id": f.org_id, "name": f.org_name, "subdomain": f.subdomain},
+                    "organisation": {
+                        "id": f.org_id, "name": f.org_name, "subdomain": f.subdomain, "status": f.org_status
+                    },
                     "source": {"id": f.source_id, "name": f.source_name} if f.source_id is not None else None,
+                    "reserved": f.reserved,
                     "shared_with": shared,
                 }
-            )
+            )  # fmt: skip
         return rows
+
+    async def release(self, account, reserved_id: int) -> dict:
+        """For the operator: forget a reserved folder, so any organisation may use it from
+        now on (its files, if any are left, with it). The row it was: {path, org_id, org_name}."""
+        require_operator(account.profile)
+        row = await self.exclusively(lambda: self._store.run(source_queries.release_folder, reserved_id))
+        if row is None:
+            raise NotFound("No such reserved folder: it may have been released already.")
+        message = (
+            f"{account.profile.username} released the folder {row['path']}, kept for {row['org_name']} since "
+            f"its source {row['source_name']} was deleted: any organisation may use it now"
+        )
+        await self._audit.record(
+            LogEntry(org_id=row["org_id"], profile_id=account.profile.id, username=account.profile.username,
+                     protocol="web", action="source", path=row["path"], message=message)
+        )  # fmt: skip
+        return row

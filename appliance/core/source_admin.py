@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..errors import ApplianceError, Invalid, NotFound
+from ..errors import ApplianceError, Invalid, NotFound, Unavailable
 from ..models import Source, from_iso, to_iso
 from ..storage.registry import SourceConfig
 from ..storage.s3 import credentials as oauth
@@ -32,7 +33,47 @@ from . import validation
 from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
-from .local_folders import LocalFolders
+from .local_folders import LocalFolders, overlap
+
+FILES_CHOICES = ("keep", "delete")
+KEEP_INSTEAD = "Delete the source and keep its files instead."
+
+
+def remove_folder(folder: Path) -> tuple[dict, str | None]:
+    """Remove a folder and everything in it, links as links (never followed): ({files,
+    bytes} removed, None) or, where something could not be removed, what stopped it."""
+    removed = {"files": 0, "bytes": 0}
+    if not folder.exists():
+        return removed, None
+    for top, folders, names in os.walk(folder, topdown=False):
+        for name in names + [f for f in folders if os.path.islink(os.path.join(top, f))]:
+            path = os.path.join(top, name)
+            try:
+                found = os.lstat(path)
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                return removed, f"{path}: {e.strerror}"
+            if stat.S_ISREG(found.st_mode):  # links and the like are removed, not counted
+                removed["files"] += 1
+                removed["bytes"] += found.st_size
+        try:
+            os.rmdir(top)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            return removed, f"{top}: {e.strerror}"
+    return removed, None
+
+
+def _described(folder, theirs: bool) -> str:
+    """A folder (local_folders.Folder) in words, never naming another organisation."""
+    if theirs:
+        return "another organisation's folder"
+    if folder.source_id is not None:
+        return f"the source {folder.source_name}'s folder"
+    return "the organisation's own folder"
 
 
 def shown_path(stored: str) -> str:
@@ -227,15 +268,88 @@ class SourceAdmin:
             )
         return view(await self._check_saved(account, source_id, existing), default)
 
-    async def delete(self, account: Account, source_id: int, address: str) -> None:
+    async def delete(self, account: Account, source_id: int, address: str, files: str = "keep") -> None:
         """Delete a source, unless it is the organisation's default or profiles or mailboxes
-        use it: they would lose their files without a word (their source was set to none)."""
+        use it: they would lose their files without a word (their source was set to none).
+
+        A local source's folder stays the organisation's until its files are gone (core/
+        local_folders.py): `files` "keep" leaves them and keeps a folder outside the
+        organisation's own one reserved for it; "delete" removes the folder with its files,
+        refused where they are also another source's or the source is read-only."""
+        if files not in FILES_CHOICES:
+            message = 'Say what becomes of the files: "keep" (the default) or "delete".'
+            raise Invalid(message, {"files": [message]})
         existing = await self.get(account, source_id)
-        found = await self._store.run(source_queries.delete_unused_source, account.organisation.id, existing.id)
+        if existing.type != "local" or not existing.config.get("path"):
+            await self._delete_row(account, existing, None)
+            await self._told(account, address, f"{account.profile.username} deleted the source {existing.name}")
+            return
+        await self._folders.exclusively(lambda: self._delete_local(account, existing, files, address))
+
+    async def _delete_local(self, account: Account, source: Source, files: str, address: str) -> None:
+        """Delete a local source (under the folders lock): its row and, in the same
+        transaction, its folder's reservation; then its files when asked, releasing the
+        reservation only when the folder is gone."""
+        stored = source.config["path"]
+        folder = Path(os.path.realpath(self._data_dir / stored))
+        own = Path(os.path.realpath(self._data_dir / "files" / account.organisation.subdomain))
+        if files == "delete":
+            await self._refuse_removal(account, source, folder, own)
+        inside_own = folder == own or folder.is_relative_to(own)
+        reserve = None  # a folder inside the organisation's own one is the organisation's already
+        if not inside_own:
+            reserve = {"path": stored, "source_name": source.name, "reserved_at": to_iso(self._now())}
+        await self._delete_row(account, source, reserve)
+        who = account.profile.username
+        if files == "keep":
+            kept = "kept for the organisation" if reserve else "left in the organisation's folder"
+            await self._told(account, address, f"{who} deleted the source {source.name}; its files are {kept}")
+            return
+        removed, problem = await self._threads.work(remove_folder, folder)
+        if problem is None:  # the organisation's reservations of what is gone are gone with it
+            gone = [
+                f.reserved["id"] for f in await self._folders.folders()
+                if f.reserved and f.org_id == account.organisation.id and Path(f.path).is_relative_to(folder)
+            ]  # fmt: skip
+            await self._store.run(source_queries.forget_reserved, gone)
+        counted = f"{removed['files']} files, {removed['bytes']} bytes"
+        if problem is None:
+            await self._told(account, address, f"{who} deleted the source {source.name} and its files ({counted})")
+            return
+        await self._told(
+            account, address,
+            f"{who} deleted the source {source.name}; removing its files stopped after {counted}: {problem}",
+        )  # fmt: skip
+        kept = "stays reserved for the organisation" if reserve else "stays in the organisation's folder"
+        raise Unavailable(
+            f"The source {source.name} was deleted, but not all its files could be removed ({problem}). "
+            f"Its folder {shown_path(stored)} {kept}; the operator can remove what is left."
+        )
+
+    async def _refuse_removal(self, account: Account, source: Source, folder: Path, own: Path) -> None:
+        """Refuse to remove a folder whose files are not only this source's: a read-only
+        source, the organisation's own folder, a folder holding another source's (or a
+        reserved one), or one another organisation's folder overlaps (made by hand)."""
+        if source.read_only:
+            raise Invalid(f"{source.name} is read-only: the appliance does not remove its files. {KEEP_INSTEAD}")
+        for other in await self._folders.folders():
+            theirs = other.org_id != account.organisation.id
+            if other.source_id == source.id or (other.reserved and not theirs):
+                continue  # its own folder, or one the organisation kept: its files are the organisation's
+            holds = other.path == str(folder) or Path(other.path).is_relative_to(folder)
+            if holds or (theirs and overlap(other.path, str(folder))):
+                raise Invalid(
+                    f"The folder {shown_path(source.config['path'])} holds {_described(other, theirs)}: its files "
+                    f"are not only {source.name}'s, so they are not removed. {KEEP_INSTEAD}"
+                )
+
+    async def _delete_row(self, account: Account, source: Source, reserve: dict | None) -> None:
+        found = await self._store.run(
+            source_queries.delete_unused_source, account.organisation.id, source.id, reserve
+        )  # fmt: skip
         if found is not None:
             default, profiles, mailboxes = found
             raise Invalid(DEFAULT_DELETE if default else in_use(profiles, mailboxes))
-        await self._told(account, address, f"{account.profile.username} deleted the source {existing.name}")
 
     async def check(self, account: Account, source_id: int) -> dict:
         """Try the source now and keep what was found (its status, its last error)."""

@@ -285,4 +285,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX ended_sessions_until ON ended_sessions(until);
     """,
+    # 8: local folders kept for their organisation after its source was deleted with its
+    # files left in place: nobody else may claim them until the operator releases them
+    """
+    CREATE TABLE reserved_folders (
+        id INTEGER PRIMARY KEY,
+        org_id INTEGER NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        source_name TEXT NOT NULL,
+        reserved_at TEXT NOT NULL
+    );
+    CREATE INDEX reserved_folders_org ON reserved_folders(org_id);
+    """,
 ]

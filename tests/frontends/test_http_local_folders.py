@@ -130,3 +130,108 @@ def test_a_new_organisations_folder_may_not_overlap_another_organisations_source
                                                            "password": PASSWORD}})  # fmt: skip
     assert reply.status == 400 and "subdomain" in reply.body, reply.body
     assert operator.get("god/organisations/?search=Gamma").body["count"] == 0
+
+
+def claim(admin, path) -> object:
+    return admin.post("sources/", {"name": f"Claim {os.path.basename(path)}", "config": {"path": str(path)}})
+
+
+def folder_row(operator, path) -> dict:
+    rows = operator.get("god/folders/?page_size=200").body["results"]
+    return next(r for r in rows if r["path"] == os.path.realpath(path) and r["source"] is None)
+
+
+def test_a_deleted_sources_folder_stays_its_organisations_until_the_operator_releases_it(world):
+    daemon, operator, alpha, beta, roots = world
+    folder = roots / "four"
+    made = alpha.post("sources/", {"name": "Archive", "config": {"path": str(folder)}})
+    assert made.status == 201, made.body
+    (folder / "deep").mkdir()
+    (folder / "deep" / "payroll.csv").write_text("alpha's payroll")
+    assert alpha.delete(f"sources/{made.body['id']}/").status == 204  # the files are kept by default
+    assert (folder / "deep" / "payroll.csv").read_text() == "alpha's payroll"
+    for path in (folder, folder / "deep", roots / "four" / ".." / "four"):
+        refused(claim(beta, path))
+    row = folder_row(operator, folder)
+    assert row["organisation"]["name"] == "Alpha Org" and row["reserved"]["source"] == "Archive", row
+    logged = alpha.get("logs/?action=source").body["results"][0]["message"]
+    assert "deleted the source Archive" in logged and "kept for the organisation" in logged, logged
+    # the organisation itself may use its folder again
+    again = alpha.post("sources/", {"name": "Archive again", "config": {"path": str(folder)}})
+    assert again.status == 201, again.body
+    assert alpha.delete(f"sources/{again.body['id']}/").status == 204
+    # the operator releases it (each reservation): then it is anybody's
+    for _ in range(2):
+        kept = folder_row(operator, folder)["reserved"]["id"]
+        assert beta.delete(f"god/folders/reserved/{kept}/").status == 403
+        assert operator.delete(f"god/folders/reserved/{kept}/").status == 204
+    assert operator.delete(f"god/folders/reserved/{kept}/").status == 404
+    taken = claim(beta, folder)
+    assert taken.status == 201, taken.body
+    released = alpha.get("logs/?action=source").body["results"][0]["message"]
+    assert "released the folder" in released and "Archive" in released, released
+
+
+def test_a_deleted_organisations_folders_stay_its_own(world):
+    daemon, operator, alpha, beta, roots = world
+    made = operator.post("god/organisations/", {"name": "Delta Org", "subdomain": "delta-org",
+                                                "admin": {"username": "deltaboss", "email": "d@example.com",
+                                                          "password": PASSWORD}})  # fmt: skip
+    assert made.status == 201, made.body
+    delta = signed_in(daemon, "deltaboss", PASSWORD)
+    folder = roots / "five"
+    assert delta.post("sources/", {"name": "Delta drive", "config": {"path": str(folder)}}).status == 201
+    (folder / "ledger.txt").write_text("delta's ledger")
+    assert operator.patch(f"god/organisations/{made.body['id']}/", {"status": "deleted"}).status == 200
+    refused(claim(beta, folder))
+    refused(claim(beta, folder / "sub"))
+
+
+def test_deleting_a_source_with_its_files_removes_them_and_frees_the_folder(world, tmp_path):
+    daemon, operator, alpha, beta, roots = world
+    folder = roots / "six"
+    made = alpha.post("sources/", {"name": "Scratch", "config": {"path": str(folder)}})
+    assert made.status == 201, made.body
+    (folder / "a" / "b").mkdir(parents=True)
+    (folder / "a" / "b" / "one.bin").write_bytes(b"x" * 1000)
+    (folder / "two.txt").write_text("two")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the source's")
+    os.symlink(outside, folder / "a" / "link-out")  # a link is removed as a link, never followed
+    reply = alpha.delete(f"sources/{made.body['id']}/?files=bogus")
+    assert reply.status == 400 and "files" in reply.body, reply.body
+    assert alpha.get(f"sources/{made.body['id']}/").status == 200
+    assert alpha.delete(f"sources/{made.body['id']}/?files=delete").status == 204
+    assert not folder.exists()
+    assert (outside / "keep.txt").read_text() == "not the source's"
+    logged = alpha.get("logs/?action=source").body["results"][0]["message"]
+    assert "deleted the source Scratch and its files (2 files, 1003 bytes)" in logged, logged
+    rows = operator.get("god/folders/?page_size=200").body["results"]
+    assert not [r for r in rows if r["path"] == os.path.realpath(folder)]
+    assert claim(beta, folder).status == 201
+
+
+def test_files_are_not_removed_where_they_are_not_only_the_sources(world):
+    daemon, operator, alpha, beta, roots = world
+    outer = roots / "seven"
+    made = alpha.post("sources/", {"name": "Outer", "config": {"path": str(outer)}})
+    inner = alpha.post("sources/", {"name": "Inner seven", "config": {"path": str(outer / "inner")}})
+    frozen = alpha.post("sources/", {"name": "Frozen", "read_only": True, "config": {"path": str(roots / "eight")}})
+    assert made.status == inner.status == frozen.status == 201, (made.body, inner.body, frozen.body)
+    (outer / "inner" / "shared.txt").write_text("inner's file")
+    reply = alpha.delete(f"sources/{made.body['id']}/?files=delete")
+    assert reply.status == 400 and "Inner seven" in reply.body["detail"], reply.body
+    reply = alpha.delete(f"sources/{frozen.body['id']}/?files=delete")
+    assert reply.status == 400 and "read-only" in reply.body["detail"], reply.body
+    assert (outer / "inner" / "shared.txt").read_text() == "inner's file"
+    names = {s["name"] for s in alpha.get("sources/?page_size=200").body["results"]}
+    assert {"Outer", "Inner seven", "Frozen"} <= names
+    # inside the organisation's own folder: removed, the rest of that folder untouched
+    own = daemon.data_dir / "files" / "alpha-org"
+    (own / "keep.txt").write_text("the default source's")
+    team = alpha.post("sources/", {"name": "Team", "config": {"path": "team"}})
+    assert team.status == 201, team.body
+    (own / "team" / "plan.txt").write_text("team plan")
+    assert alpha.delete(f"sources/{team.body['id']}/?files=delete").status == 204
+    assert not (own / "team").exists() and (own / "keep.txt").read_text() == "the default source's"

@@ -201,9 +201,10 @@ class SourcesApi(Resource):
 
     @app.route("/<int:source_id>/", methods=["DELETE"])
     async def delete(self, request, source_id):
-        """Delete a source: refused for the organisation's default and while profiles or mailboxes use it"""
+        """Delete a source: refused for the organisation's default and while profiles or mailboxes use it.
+        A local source's files are kept (its folder stays the organisation's) unless ?files=delete"""
         account = await authenticate(self.core, request, admin=True)
-        await self.admin.delete(account, source_id, client_address(request))
+        await self.admin.delete(account, source_id, client_address(request), query(request, "files", "keep"))
         request.setResponseCode(204)
         return b""
 

@@ -57,6 +57,14 @@ class OperatorApi(Resource):
         rows = await self.core.local_folders.listing(account)
         return reply(request, page(request, rows[offset : offset + limit], len(rows)))
 
+    @app.route("/folders/reserved/<int:reserved_id>/", methods=["DELETE"])
+    async def release_folder(self, request, reserved_id):
+        """Release a folder kept for an organisation after its source was deleted: any organisation may use it then"""
+        account = await self._operator(request)
+        await self.core.local_folders.release(account, reserved_id)
+        request.setResponseCode(204)
+        return b""
+
     @app.route("/organisations/<int:org_id>/", methods=["PATCH"])
     async def change(self, request, org_id):
         account = await self._operator(request)
