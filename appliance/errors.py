@@ -45,6 +45,10 @@ class NotEmpty(ApplianceError):
     """Removing a folder that still holds entries."""
 
 
+class Unsupported(ApplianceError):
+    """A change this appliance (or this source) does not make: nothing was changed."""
+
+
 class Gone(ApplianceError):
     """It existed but may not be used any more (an expired or revoked share link)."""
 

@@ -378,3 +378,38 @@ def test_the_writing_session_sees_its_upload_and_what_read_write_opens_do(backen
     finally:
         for transport in transports:
             transport.close()
+
+
+def test_chmod_is_applied_where_the_source_keeps_modes_and_said_unsupported_where_not(backend, tmp_path):
+    """A mode is applied on a local source (the owner keeps read and write; setuid, setgid,
+    sticky and others' write never); a source that keeps no modes (remote SFTP, S3)
+    answers "unsupported" and changes nothing; asking for the mode a file has is no change."""
+    user = backend.user("modes")
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o750)
+    os.utime(script, (1_600_000_000, 1_600_000_000))
+    result = sftp(backend.daemon, user, PASSWORD, "put run.sh\nchmod 640 run.sh", tmp_path)
+    assert result.returncode == 0, result.stderr  # 640: the mode the appliance gives every file
+    result = sftp(backend.daemon, user, PASSWORD, "chmod 600 run.sh\nls -l run.sh", tmp_path)
+    if backend.kind != "local":
+        assert result.returncode != 0 and "unsupported" in result.stderr.lower(), result.stderr
+        assert "-rw-r-----" in sftp(backend.daemon, user, PASSWORD, "ls -l run.sh", tmp_path).stdout
+        if backend.kind == "sftp":
+            assert (backend.path(user) / "run.sh").stat().st_mode & 0o777 == 0o640
+        return
+    assert result.returncode == 0 and "-rw-------" in result.stdout, (result.stdout, result.stderr)
+    stored = backend.path(user) / "run.sh"
+    assert stored.stat().st_mode & 0o7777 == 0o600
+    for refused in ("4750", "666", "200", "1640"):
+        result = sftp(backend.daemon, user, PASSWORD, f"chmod {refused} run.sh", tmp_path)
+        assert result.returncode != 0 and "unsupported" in result.stderr.lower(), (refused, result.stderr)
+        assert stored.stat().st_mode & 0o7777 == 0o600, refused
+    # put -p: the mode and the times come with the upload (FSETSTAT on the open file)
+    result = sftp(backend.daemon, user, PASSWORD, "put -p run.sh copy.sh\nmkdir tools\nchmod 700 tools", tmp_path)
+    assert result.returncode == 0, result.stderr
+    copy = (backend.path(user) / "copy.sh").stat()
+    assert (copy.st_mode & 0o7777, int(copy.st_mtime)) == (0o750, 1_600_000_000)
+    assert (backend.path(user) / "tools").stat().st_mode & 0o7777 == 0o700
+    result = sftp(backend.daemon, user, PASSWORD, "chmod 600 tools", tmp_path)  # a folder keeps its search bit
+    assert result.returncode != 0 and "unsupported" in result.stderr.lower(), result.stderr

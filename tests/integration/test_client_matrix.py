@@ -16,9 +16,12 @@ or delete, and neither `curl` nor `wget` recurses into an upload (curl sends the
 tree file by file, as a script would; wget only downloads).
 
 Expected to differ from OpenSSH's sftp-server, by design (not failures):
-- Unix permission bits: the appliance decides them (files rw-r-----, folders
-  rwxr-x---); a mode sent with SETSTAT/FSETSTAT (chmod, `put -p`, rclone, sshfs)
-  or MKDIR (OpenSSH sends 0777) is accepted and not applied.
+- Unix permission bits: files are made rw-r-----, folders rwxr-x--- (a mode sent
+  with OPEN or MKDIR, OpenSSH's 0777, is not applied, as a umask would not); a
+  mode sent with SETSTAT/FSETSTAT (chmod, `put -p`, rclone, sshfs) is applied on a
+  local source within the appliance's rule (the owner keeps read and write; never
+  setuid, setgid, sticky or others' write) and answered "unsupported", with
+  nothing changed, outside it and on sources that keep no modes.
 - Symbolic links: never shown (READLINK is unsupported, links are followed only
   inside the home) and never made (SYMLINK is refused): a link is a way out of
   the home folder.

@@ -15,8 +15,6 @@ it). The test names and bodies are upstream's; the helpers they import
 
 Expected to differ from OpenSSH's sftp-server and paramiko's stub server, marked
 xfail(strict=True) with the reason (see also test_client_matrix.py):
-- Unix permission bits (test_setstat, test_fsetstat): the appliance decides modes;
-  chmod is accepted and not applied.
 - Symbolic links (test_symlink): neither made nor shown (a way out of the home).
 - The text of a missing folder's error (test_mkdir): "No such folder: <path>",
   with the same status (NO_SUCH_FILE) and so the same errno; upstream matches
@@ -24,9 +22,9 @@ xfail(strict=True) with the reason (see also test_client_matrix.py):
 - check-file (test_check): an extension of paramiko's own server that neither
   OpenSSH nor the appliance offers.
 Read-write opens ("r+", "a+": test_append, test_readline_seek) pass since the files
-service's read-write opens (issue 22); the truncate and utime parts of test_setstat and
-test_fsetstat, which upstream checks only after the chmod that differs, are checked
-by the two tests at the end of this file (not upstream).
+service's read-write opens (issue 22); test_setstat and test_fsetstat pass since modes
+are applied on local sources (issue 40: owner read and write kept, never setuid,
+setgid, sticky or others' write).
 """
 
 # upstream code kept as it is:
@@ -54,7 +52,6 @@ from paramiko.sftp_attr import SFTPAttributes
 from paramiko.util import b, u
 
 PASSWORD = "user-password-1"
-MODES = "differs by design: the appliance decides permission bits; chmod is accepted and not applied"
 SYMLINKS = "differs by design: symbolic links are neither made nor shown (a way out of the home folder)"
 FOLDER_TEXT = (
     "differs in words only: rmdir of a missing folder is status NO_SUCH_FILE (errno ENOENT, as upstream "
@@ -401,7 +398,6 @@ class TestSFTP:
         finally:
             sftp.remove(sftp.FOLDER + "/canard.txt")
 
-    @pytest.mark.xfail(strict=True, reason=MODES)
     def test_setstat(self, sftp):
         """
         verify that the setstat functions (chown, chmod, utime, truncate) work.
@@ -439,7 +435,6 @@ class TestSFTP:
         finally:
             sftp.remove(sftp.FOLDER + "/special")
 
-    @pytest.mark.xfail(strict=True, reason=MODES)
     def test_fsetstat(self, sftp):
         """
         verify that the fsetstat functions (chown, chmod, utime, truncate)

@@ -23,6 +23,12 @@ Key = tuple[str, ...]
 UPLOAD_MODE = 0o100640  # a regular file, as the appliance makes them
 
 
+def upload_mode(writer) -> int:
+    """An upload's mode as shown: the appliance's, or one a chmod gave it (applied at commit)."""
+    mode = getattr(writer, "mode", None)
+    return UPLOAD_MODE if mode is None else 0o100000 | mode
+
+
 class OwnUploads:
     def __init__(self):
         self._writers: dict[Key, object] = {}
@@ -40,7 +46,7 @@ class OwnUploads:
         now = time.time()
         mtime = writer.times[1] if writer.times else now
         atime = writer.times[0] if writer.times else now
-        return Entry(parts[-1], "file", writer.size, mtime, atime, UPLOAD_MODE)
+        return Entry(parts[-1], "file", writer.size, mtime, atime, upload_mode(writer))
 
     def in_folder(self, parts: list[str]) -> list[Entry]:
         """Entries for the uploads in progress directly inside the folder `parts`."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from twisted.internet import defer, task
 from twisted.logger import Logger
 
-from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable
+from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable, Unsupported
 from ...models import Source
 from ...storage.interface import Backend, Download, SpaceInfo, Upload
 from ...storage.local.backend import LocalSources
@@ -109,6 +109,9 @@ class FilesService:
         except Exception:  # noqa: BLE001 - a bug here must not stop the other sources' sweeps
             log.failure("looking for unfinished uploads in {source} failed", source=source.name)
         return 0
+
+
+ALLOWED_MODE = 0o775  # permission bits a client may set: never setuid, setgid, sticky or others' write
 
 
 class FileSession:
@@ -558,12 +561,62 @@ class FileSession:
         self.own.orphan(dst)
         self.own.moved(src, dst)
 
-    async def set_times(self, path: str, atime: float, mtime: float) -> None:
-        parts = split_path(path)
+    def _require_stamp(self, parts: list[str]) -> None:
+        """Times and modes are a file's to change for whoever may write files."""
         if "upload" not in self.account.profile.permissions and "overwrite" not in self.account.profile.permissions:
             raise PermissionDenied(f"You may not change files ({virtual(parts)}).")
         if self._read_only:
             raise PermissionDenied("The source is read-only.")
+
+    def mode_check(self, entry: Entry, mode: int) -> int | None:
+        """The permission bits to apply for a chmod of `entry` to `mode`, None when it
+        has them already; Unsupported (nothing changed) for what is not applied: any mode
+        change on a source that keeps no modes, setuid/setgid/sticky or others' write,
+        or taking away the owner's read and write (a folder's search) the appliance needs
+        to serve and keep the file."""
+        wanted = mode & 0o7777
+        if wanted == entry.mode & 0o7777:
+            return None  # what it is: nothing to change (`put -p` of a file as the appliance made it)
+        name = entry.name or "/"
+        if not self.storage.modes:
+            raise Unsupported(
+                f"This source keeps no file modes: {name} stays {entry.mode & 0o777:03o} (asked {wanted:03o})."
+            )
+        needed = 0o700 if entry.kind == "dir" else 0o600
+        if wanted & ~ALLOWED_MODE or wanted & needed != needed:
+            raise Unsupported(
+                f"Mode {wanted:04o} is not applied to {name}: the owner keeps read and write"
+                f"{' and search' if entry.kind == 'dir' else ''}; setuid, setgid, sticky and others' write "
+                "are never set."
+            )
+        return wanted
+
+    async def set_mode(self, path: str, mode: int) -> None:
+        """chmod (SFTP SETSTAT with permissions, scp's modes): applied where mode_check allows."""
+        parts = split_path(path)
+        self._require_stamp(parts)
+        await self.own.settled(parts)
+        writer = self.own.get(parts)
+        if writer is not None:
+            self._upload_mode(writer, parts, mode)
+            return
+        wanted = self.mode_check(await self.storage.stat(parts, True), mode)
+        if wanted is not None:
+            await self.storage.set_mode(parts, wanted)
+
+    def set_upload_mode(self, writer, path: str, mode: int) -> None:
+        """chmod of this session's upload in progress (an open handle): given to the file
+        when it is committed."""
+        self._upload_mode(writer, split_path(path), mode)
+
+    def _upload_mode(self, writer, parts: list[str], mode: int) -> None:
+        wanted = self.mode_check(self.own.entry(parts, writer), mode)
+        if wanted is not None:
+            writer.set_mode(wanted)
+
+    async def set_times(self, path: str, atime: float, mtime: float) -> None:
+        parts = split_path(path)
+        self._require_stamp(parts)
         await self.own.settled(parts)
         writer = self.own.get(parts)
         if writer is not None:

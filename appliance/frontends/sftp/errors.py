@@ -13,7 +13,7 @@ from twisted.conch.ssh.filetransfer import (
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from ...errors import AlreadyExists, ApplianceError, NotFound, PermissionDenied, QuotaExceeded
+from ...errors import AlreadyExists, ApplianceError, NotFound, PermissionDenied, QuotaExceeded, Unsupported
 
 log = Logger()
 
@@ -26,6 +26,8 @@ def sftp_error(error: BaseException) -> BaseException:
         return SFTPError(FX_NO_SUCH_FILE, error.message)
     if isinstance(error, (PermissionDenied, QuotaExceeded)):
         return SFTPError(FX_PERMISSION_DENIED, error.message)
+    if isinstance(error, Unsupported):
+        return SFTPError(FX_OP_UNSUPPORTED, error.message)
     if isinstance(error, AlreadyExists):
         # OpenSSH shows FX_FAILURE's message; FILE_ALREADY_EXISTS is v5+ only
         return SFTPError(FX_FAILURE, error.message)

@@ -12,6 +12,7 @@ the requests came (see `Lane`).
 
 from __future__ import annotations
 
+import functools
 import stat as statmod
 import struct
 import time
@@ -51,6 +52,7 @@ from zope.interface import implementer
 
 from ...core.audit import ROWS_BEHIND
 from ...core.files import Entry, FileSession, Reader, Writer
+from ...core.files.own import upload_mode
 from ...threads import as_deferred
 from .errors import sftp_error
 from .twisted_private import FileTransferServerBase
@@ -194,10 +196,11 @@ class WriteFile:
     """An upload (a file opened for writing, or reading and writing): the session
     sees it as it is written, others only once CLOSE commits it."""
 
-    def __init__(self, writer: Writer, append: bool, readable: bool = False):
+    def __init__(self, writer: Writer, append: bool, readable: bool = False, chmod=None):
         self.writer = writer
         self.append = append
         self.readable = readable
+        self.chmod = chmod  # mode -> None: the core's chmod of this upload (FileSession.set_upload_mode)
 
     def readChunk(self, offset, length):
         return _call(self.read(offset, length))
@@ -220,7 +223,7 @@ class WriteFile:
             "size": self.writer.size,
             "uid": 0,
             "gid": 0,
-            "permissions": 0o100640,
+            "permissions": upload_mode(self.writer),
             "atime": int(atime),
             "mtime": int(mtime),
         }
@@ -229,8 +232,11 @@ class WriteFile:
         return _call(self._set_attrs(attrs))
 
     async def _set_attrs(self, attrs: dict) -> None:
-        # a size truncates or extends (ftruncate, sshfs); scp and `put -p` stamp times;
-        # modes and owners are not the client's to set
+        # a size truncates or extends (ftruncate, sshfs); scp and `put -p` stamp times and
+        # modes (the core says which modes it applies: checked before anything changes);
+        # owners are not the client's to set
+        if "permissions" in attrs and self.chmod is not None:
+            self.chmod(attrs["permissions"])
         if "size" in attrs:
             await self.writer.truncate(attrs["size"])
         if "mtime" in attrs:
@@ -347,7 +353,8 @@ class FilesServer:
                 create=bool(flags & FXF_CREAT),
                 readable=readable,
             )
-            handle = WriteFile(writer, append=bool(flags & FXF_APPEND), readable=readable)
+            chmod = functools.partial(self.session.set_upload_mode, writer, path)
+            handle = WriteFile(writer, append=bool(flags & FXF_APPEND), readable=readable, chmod=chmod)
         elif flags & FXF_READ:
             reader = await self.session.open_read(path)
             entry = getattr(reader, "entry", None)  # a local file's, taken as it was opened
@@ -395,12 +402,16 @@ class FilesServer:
 
     async def _set_attrs(self, path: str, attrs: dict) -> None:
         """A size truncates or extends the file (`truncate -s`, sshfs); times are set;
-        modes and owners accepted, not applied."""
+        a mode is applied as the core allows (core/files/service.py mode_check), else
+        SSH_FX_OP_UNSUPPORTED before anything changes; owners accepted, not applied (the
+        appliance owns every file: an OK for uid/gid alone is what sshfs and rsync need)."""
+        if "permissions" in attrs:
+            await self.session.set_mode(path, attrs["permissions"])
         if "size" in attrs:
             await self.session.resize(path, attrs["size"])
         if "mtime" in attrs:
             await self.session.set_times(path, attrs.get("atime", attrs["mtime"]), attrs["mtime"])
-        elif "size" not in attrs:
+        elif "size" not in attrs and "permissions" not in attrs:
             await self.session.stat(path)  # it must exist
 
     def readLink(self, path):

@@ -112,6 +112,7 @@ class LocalStorage:
 
     remote = False
     resizes = True
+    modes = True
     renames_open_uploads = True
     rename_onto_itself_does_nothing = False
     begins_uploads_blind = True
@@ -420,6 +421,23 @@ class LocalStorage:
                     os.utime(location.dir_fd, (atime, mtime))
                 else:
                     os.utime(location.name, (atime, mtime), dir_fd=location.dir_fd, follow_symlinks=False)
+            except OSError as e:
+                raise os_error(e, location.path) from None
+
+    async def set_mode(self, parts: list[str], mode: int) -> None:
+        await self._threads.work(self._set_mode, parts, mode)
+
+    def _set_mode(self, parts: list[str], mode: int) -> None:
+        with self.tree.locate(parts) as location:
+            try:
+                if location.name is None:
+                    os.fchmod(location.dir_fd, mode)
+                    return
+                fd = os.open(location.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=location.dir_fd)
+                try:
+                    os.fchmod(fd, mode)  # through a descriptor: a link is never followed
+                finally:
+                    os.close(fd)
             except OSError as e:
                 raise os_error(e, location.path) from None
 

@@ -457,6 +457,7 @@ class Writer(SharedCommit):
         self._buffer_start = 0
         self._lock = DeferredLock()
         self.times: tuple[float, float] | None = None
+        self.mode: int | None = None
         self.bytes_written = 0
         self._synced = False  # sync() ran and nothing was written since: commit need not fsync
         self._error: ApplianceError | None = None
@@ -611,6 +612,10 @@ class Writer(SharedCommit):
         """Times to stamp on the file when it is committed (scp -p, sftp put -p)."""
         self.times = (atime, mtime)
 
+    def set_mode(self, mode: int) -> None:
+        """The mode to give the file when it is committed (chmod on an open file, put -p)."""
+        self.mode = mode
+
     def _check_open(self) -> None:
         if self._done:
             raise self._aborted or Invalid("The file is already closed.")
@@ -738,6 +743,8 @@ class Writer(SharedCommit):
         if not self._synced:
             os.fsync(self._fd)
         last_look(still_wanted)  # on this thread, between the fsync and the rename
+        if self.mode is not None:
+            os.fchmod(self._fd, self.mode)
         if self.times is not None:
             os.utime(self._fd, self.times)
         os.close(self._fd)

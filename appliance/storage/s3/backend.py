@@ -47,6 +47,7 @@ class S3Storage:
     """One home under a key prefix of a bucket (see interface.Backend)."""
 
     remote = True
+    modes = False  # an object has no mode: the one shown is the appliance's
     resizes = False  # a stored object is rewritten as a whole: it can only be emptied
     renames_open_uploads = False
     partials = None  # resumable uploads are staged on the appliance's own disk

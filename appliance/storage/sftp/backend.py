@@ -75,6 +75,7 @@ class SftpStorage:
     """One home folder on a remote SFTP server (see interface.Backend)."""
 
     remote = True
+    modes = False  # the remote account's modes are the remote's business
     resizes = False  # a stored file is rewritten through the remote's streams: it can only be emptied
     renames_open_uploads = False
     partials = None  # resumable uploads are staged on the appliance's own disk
