@@ -11,7 +11,7 @@ from twisted.conch.ssh import keys
 
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
 from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
-from ..storage.paths import split_path, virtual
+from ..storage.paths import nfc, split_path, virtual
 from ..store import Store, queries
 from ..store import profiles as profile_queries
 from . import validation
@@ -216,7 +216,7 @@ class ProfileAdmin:
             values["source_id"] = account.organisation.default_source_id
         if "home" in body:
             try:
-                values["home"] = virtual(split_path(str(body["home"])))
+                values["home"] = virtual(nfc(split_path(str(body["home"]))))
             except (Invalid, PermissionDenied) as e:
                 errors["home"] = [e.message]
         for name, allowed in (("permissions", PERMISSIONS), ("protocols", PROTOCOLS)):

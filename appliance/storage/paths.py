@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from typing import NamedTuple
 
 from ..errors import Invalid, PermissionDenied
@@ -106,6 +107,13 @@ def split_path(path: str) -> list[str]:
         check_name(part)
         parts.append(part)
     return parts
+
+
+def nfc(parts: list[str]) -> list[str]:
+    """The names in Unicode NFC; `parts` itself when they are already (ASCII always is)."""
+    if all(part.isascii() or unicodedata.is_normalized("NFC", part) for part in parts):
+        return parts
+    return [unicodedata.normalize("NFC", part) for part in parts]
 
 
 def virtual(parts: list[str]) -> str:

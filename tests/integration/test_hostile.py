@@ -559,6 +559,44 @@ def test_look_alike_names_are_refused_on_every_protocol_and_not_listed(daemon, t
     assert reply.status == 400 and "control characters" in json.dumps(reply.body), reply.body
 
 
+def test_names_are_one_in_nfc_and_names_made_before_stay_reachable(daemon, tmp_path):
+    """ "é" as one character (NFC) or as "e" and a combining accent (NFD, as macOS sends it)
+    is one name: a file made either way is stored in NFC, found either way, and never
+    gets a look-alike twin; a name stored in NFD before (or by hand) is kept and reachable
+    (and where both stand on the disk, each by its own spelling: the test below)."""
+    home = profile(daemon, "unicode-nfc")
+    composed, decomposed = "caf\u00e9.txt", "cafe\u0301.txt"
+    local = tmp_path / "local.txt"
+    local.write_text("first")
+    result = sftp(daemon, "unicode-nfc", PASSWORD, f'put {local} "/{decomposed}"\nmkdir "/re\u0301sume\u0301s"', tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert {p.name for p in home.iterdir()} >= {composed, "r\u00e9sum\u00e9s"}
+    assert decomposed not in {p.name for p in home.iterdir()}
+    api = signed_in(daemon, "unicode-nfc", PASSWORD)
+    # the other form reaches the same file: an upload replaces it, no twin stands beside it
+    reply = api.post("files/upload/?path=/", raw=multipart(composed, b"second"), headers=MULTIPART)
+    assert reply.status == 400 and "already exists" in reply.body["detail"], reply.body
+    reply = api.post("files/upload/?path=/&overwrite=1", raw=multipart(composed, b"second"), headers=MULTIPART)
+    assert reply.status in (200, 201), reply.body
+    with RawFTP(daemon.ftp_port) as ftp:
+        ftp.login("unicode-nfc", PASSWORD)
+        assert ftp.cmd(f"SIZE {decomposed}")[0] == 213
+    assert [p.name for p in home.iterdir() if p.name.startswith("caf")] == [composed]
+    assert (home / composed).read_text() == "second"
+    # a name stored in NFD before this rule: listed as it is, reachable by that name
+    legacy = "nai\u0308ve.txt"
+    (home / legacy).write_text("old")
+    names = [e["name"] for e in api.get("files/?path=/").body["entries"]]
+    assert legacy in names, names
+    reply = api.get("files/download/?path=/" + urllib.parse.quote(legacy))
+    assert reply.status == 200 and reply.raw == b"old", reply.status
+    result = sftp(
+        daemon, "unicode-nfc", PASSWORD, f'get "/{legacy}" back.txt\nrename "/{legacy}" "/na\u00efve-2.txt"', tmp_path
+    )
+    assert result.returncode == 0 and (tmp_path / "back.txt").read_text() == "old", result.stderr
+    assert (home / "na\u00efve-2.txt").read_text() == "old" and not (home / legacy).exists()
+
+
 # -- quota bypass: resume, append, offset writes, overwrite -----------------------------------
 
 

@@ -217,7 +217,7 @@ class ResumableUploads:
             raise Invalid("File names may not contain '..'.", {"filename": ["Invalid file name."]})
         files = await self._files.session(account, protocol, address)
         folder = files.normalise(folder or "/")
-        target = files.normalise(posixpath.join(folder, relative))
+        target = await files.resolve(posixpath.join(folder, relative))
         if posixpath.dirname(target) != folder:
             await files.mkdir(posixpath.dirname(target), parents=True)
         reserved = await self._store.run(upload_queries.reserved_bytes, account.profile.id)

@@ -18,7 +18,7 @@ from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, Permissi
 from ...models import Source
 from ...storage.interface import Backend, Download, SpaceInfo, Upload
 from ...storage.local.backend import LocalSources
-from ...storage.paths import Entry, split_path, virtual
+from ...storage.paths import Entry, nfc, split_path, virtual
 from ...storage.registry import Backends
 from ...storage.s3.backend import S3Homes
 from ...storage.sftp.backend import SftpHomes
@@ -229,10 +229,39 @@ class FileSession:
         """The canonical virtual path (realpath for clients); refuses escapes."""
         return virtual(split_path(path))
 
+    async def resolve(self, path: str) -> str:
+        """The virtual path a call with `path` reaches (`_parts`): where an upload lands."""
+        return virtual(await self._parts(path))
+
+    async def _parts(self, path: str) -> list[str]:
+        """`path` split and checked, its names in Unicode NFC: "é" typed as one character
+        or as "e" and a combining accent is one name, so no file can stand beside a
+        look-alike twin, and new names are made in NFC. A path as given that exists (named
+        before this rule, or by hand on the disk) is kept, so its files stay reachable;
+        otherwise its longest existing prefix as given, the rest in NFC. Only a path not in
+        NFC costs a look (ASCII never does)."""
+        parts = split_path(path)
+        composed = nfc(parts)
+        if composed is parts:
+            return parts
+        for end in range(len(parts), 0, -1):
+            if composed[:end] == parts[:end]:
+                break
+            if self.own.get(parts[:end]) is not None or await self._exists(parts[:end]):
+                return parts[:end] + composed[end:]
+        return composed
+
+    async def _exists(self, parts: list[str]) -> bool:
+        try:
+            await self.storage.stat(parts, False)
+        except NotFound:
+            return False
+        return True
+
     async def stat(self, path: str, follow: bool = True) -> Entry:
         """What is at `path`; this session's own upload in progress there shows as it
         is so far (others see the old file or nothing)."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         await self.own.settled(parts)
         writer = self.own.get(parts)
         if writer is not None:
@@ -240,7 +269,7 @@ class FileSession:
         return await self.storage.stat(parts, follow)
 
     async def list(self, path: str) -> list[Entry]:
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require("list", virtual(parts))
         entries = {entry.name: entry for entry in await self.storage.list(parts)}
         for entry in self.own.in_folder(parts):  # this session's uploads in progress, as stat shows them
@@ -251,7 +280,7 @@ class FileSession:
         """The entries of the folder at `path` sorted by name, in batches (a client's
         listing): a backend that can (`lists_names`) reads the names in one pass, then
         stats them a batch at a time while the caller sends the batch before."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require("list", virtual(parts))
         if not self._listed_by_name(parts):
             return EntryBatches.of(sorted(await self.list(path), key=lambda e: e.name))
@@ -268,7 +297,7 @@ class FileSession:
         at `path`, folders first, then by name regardless of case. A backend that can
         (`lists_names`) stats only the page's entries: a first page of a folder of
         50,000 files costs one pass over its names."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require("list", virtual(parts))
         if not self._listed_by_name(parts):
             entries = sorted(await self.list(path), key=lambda e: (not e.is_dir, e.name.lower(), e.name))
@@ -283,7 +312,7 @@ class FileSession:
     async def open_read(self, path: str) -> Reader:
         """A reader of the file at `path`; of this session's own upload in progress
         there, what it holds so far (and more as it is written; no download is logged)."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require("download", virtual(parts))
         await self.own.settled(parts)
         writer = self.own.get(parts)
@@ -295,7 +324,7 @@ class FileSession:
     async def check_download(self, path: str) -> str:
         """That `path` is a file this profile may download now, as `open_read` would
         find it (nothing is read or logged); its normalised path."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require("download", virtual(parts))
         if not parts:
             raise Invalid("/ is a folder.")
@@ -321,7 +350,7 @@ class FileSession:
         file is refused; `readable` (a read-write open) needs the download permission.
         This session's own upload in progress at `path` is shared (the last close
         commits it), as a second open of one file on a disk."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         if not parts:
             raise Invalid("/ is a folder.")
         if readable:
@@ -385,7 +414,7 @@ class FileSession:
         overwrite unless asked, and with `size` the quota, counting `reserved` bytes of
         other uploads in progress. Returns the size of the file it would replace, None
         for a new one. (Resumable uploads ask at creation and again at completion.)"""
-        parts = split_path(path)
+        parts = await self._parts(path)
         if not parts:
             raise Invalid("/ is a folder.")
         replaced = await self._replaced_size(parts)
@@ -431,7 +460,7 @@ class FileSession:
     # -- changes --------------------------------------------------------------------
 
     async def mkdir(self, path: str, parents: bool = False) -> str:
-        parts = split_path(path)
+        parts = await self._parts(path)
         if not parts:
             raise AlreadyExists("/ already exists.")
         self._require("mkdir", virtual(parts))
@@ -460,14 +489,14 @@ class FileSession:
 
     async def rmdir(self, path: str) -> None:
         """Remove an empty folder."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         await self._folder(parts)
         await self.storage.remove_empty_folder(parts)
         await self._removed_folder(parts)
 
     async def remove_tree(self, path: str) -> None:
         """Delete a folder and everything in it (the web console's delete)."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         await self._folder(parts)
         await self.storage.remove_all(parts)
         self._service._quotas.forget(self.storage.root)
@@ -475,7 +504,7 @@ class FileSession:
 
     async def remove(self, path: str) -> None:
         """Delete a file (or a link: never what it points to)."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         if not parts:
             raise PermissionDenied("Your home folder cannot be removed.")
         where = virtual(parts)
@@ -496,7 +525,7 @@ class FileSession:
         await self._changed("delete", where, f"{self._who} deleted {clean(where)} over {self._over}")
 
     async def rename(self, source: str, target: str, overwrite: bool = False) -> None:
-        src, dst = split_path(source), split_path(target)
+        src, dst = await self._parts(source), await self._parts(target)
         if not src or not dst:
             raise PermissionDenied("Your home folder cannot be renamed.")
         self._require("rename", virtual(src))
@@ -593,7 +622,7 @@ class FileSession:
 
     async def set_mode(self, path: str, mode: int) -> None:
         """chmod (SFTP SETSTAT with permissions, scp's modes): applied where mode_check allows."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require_stamp(parts)
         await self.own.settled(parts)
         writer = self.own.get(parts)
@@ -615,7 +644,7 @@ class FileSession:
             writer.set_mode(wanted)
 
     async def set_times(self, path: str, atime: float, mtime: float) -> None:
-        parts = split_path(path)
+        parts = await self._parts(path)
         self._require_stamp(parts)
         await self.own.settled(parts)
         writer = self.own.get(parts)
@@ -630,7 +659,7 @@ class FileSession:
         resized in place; a stored file is rewritten as an upload would: a private
         copy, resized, committed atomically (the overwrite permission, the quota
         and one audit row, as for any upload)."""
-        parts = split_path(path)
+        parts = await self._parts(path)
         if not parts:
             raise Invalid("/ is a folder.")
         await self.own.settled(parts)
