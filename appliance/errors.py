@@ -41,6 +41,12 @@ class Invalid(ApplianceError):
         self.fields = fields or {}
 
 
+class Unreached(Invalid):
+    """A host on the appliance's own networks did not answer as the server a source names:
+    one answer whether nothing listens, a firewall drops the connection or another
+    service answers, so a source check tells no port's state; the core counts them."""
+
+
 class NotEmpty(ApplianceError):
     """Removing a folder that still holds entries."""
 

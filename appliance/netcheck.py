@@ -53,6 +53,15 @@ def refusal(address: str, allow_loopback: bool) -> str | None:
     return None
 
 
+def inward(address: str) -> bool:
+    """Whether an address is on the appliance's own side (private, loopback, shared or
+    otherwise not global): where what answers, or not, must not be told apart."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return not ip.is_global
+
+
 def _literal(host: str) -> str | None:
     """The host as an IP address when it is one (no lookup needed), else None."""
     bare = host.strip("[]")

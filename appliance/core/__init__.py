@@ -207,7 +207,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
         api_tokens=api_tokens,
-        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit),
+        source_admin=SourceAdmin(store, threads, files, settings, data_dir.path, reactor, folders, audit, limits),
         mailer=mailer,
         accounts=accounts,
         shares=Shares(

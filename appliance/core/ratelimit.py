@@ -48,6 +48,10 @@ SHARE_MAILS_PER_RECIPIENT = Rule("share link mails to one address", 10, HOUR)
 RESETS_PER_DOMAIN = Rule("password reset mails to one domain", 30, HOUR)
 INVITES_PER_DOMAIN = Rule("invitations to one domain", 100, HOUR)
 SHARE_MAILS_PER_DOMAIN = Rule("share link mails to one domain", 50, HOUR)
+# checks of remote sources that found no server at an address on the appliance's own
+# networks (one answer whatever the port's state: storage/sftp/client.py `unreached`):
+# an organisation's admins cannot walk the appliance's networks port by port
+UNREACHED_PER_ORGANISATION = Rule("source checks that reached no server, of one organisation", 20, HOUR)
 # Providers that ignore dots in a mailbox's name (j.doe@ and jdoe@ are one inbox) and
 # their other names for the same mailboxes.
 DOTS_IGNORED = {"gmail.com": "gmail.com", "googlemail.com": "gmail.com"}

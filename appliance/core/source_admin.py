@@ -22,7 +22,7 @@ import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..errors import ApplianceError, Invalid, NotFound, Unavailable
+from ..errors import ApplianceError, Invalid, NotFound, RateLimited, Unavailable, Unreached
 from ..models import Source, from_iso, to_iso
 from ..storage.registry import SourceConfig
 from ..storage.s3 import credentials as oauth
@@ -34,6 +34,7 @@ from .audit import AuditLog
 from .auth import Account
 from .changes import Field, describe_change
 from .local_folders import LocalFolders, overlap
+from .ratelimit import UNREACHED_PER_ORGANISATION, RateLimiter, wait_in_words
 
 FILES_CHOICES = ("keep", "delete")
 KEEP_INSTEAD = "Delete the source and keep its files instead."
@@ -213,9 +214,11 @@ def folder_problem(path: Path, create: bool = False) -> str | None:
 
 class SourceAdmin:
     def __init__(
-        self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders, audit: AuditLog
+        self, store: Store, threads, files, settings, data_dir: Path, clock, folders: LocalFolders, audit: AuditLog,
+        limits: RateLimiter,
     ):  # fmt: skip
         self._store = store
+        self._limits = limits
         self._audit = audit
         self._folders = folders
         self._threads = threads
@@ -473,11 +476,15 @@ class SourceAdmin:
                 errors["default"] = [DEFAULT_UNSET]
         if ("config" in body or existing is None) and "type" not in errors:
             config = body.get("config") if isinstance(body.get("config"), dict) else {}
+            if kind != "local":
+                self._may_reach(account)
             try:
                 values["config"] = await self._config_check(account, kind).clean(
                     config, existing.config if existing is not None else {}
                 )
             except Invalid as e:
+                if isinstance(e, Unreached):
+                    self._unreached(account)
                 errors.update(e.fields or {"config": [e.message]})
         if errors:
             raise Invalid("Some fields are not valid.", errors)
@@ -488,6 +495,20 @@ class SourceAdmin:
         if existing is None:
             values.update(type=kind, org_id=account.organisation.id, created_at=to_iso(self._now()))
         return values
+
+    def _may_reach(self, account: Account) -> None:
+        """Refuse (RateLimited) a check of a remote source while the organisation's checks
+        that reached no server on the appliance's own networks are over their limit."""
+        wait = self._limits.retry_after((UNREACHED_PER_ORGANISATION, str(account.organisation.id)))
+        if wait:
+            raise RateLimited(
+                f"Too many checks of remote sources found no server lately ({UNREACHED_PER_ORGANISATION.count} an "
+                f"hour): check the hosts and ports. Try again {wait_in_words(wait)}.",
+                wait,
+            )
+
+    def _unreached(self, account: Account) -> None:
+        self._limits.take((UNREACHED_PER_ORGANISATION, str(account.organisation.id)))
 
     def _config_check(self, account: Account, kind: str) -> SourceConfig:
         """How a config of this type is checked: the backend's own (storage/<type>/config.py,
@@ -516,10 +537,13 @@ class SourceAdmin:
         found: dict = {}
         if source.type == "sftp":
             problem = None
+            self._may_reach(account)
             try:
                 seen = await self._files.remote.check(self._files.remote.remote(source))
             except ApplianceError as e:
                 problem = e.message
+                if getattr(e, "unreached", False):
+                    self._unreached(account)
             else:
                 if not source.config.get("host_key_fingerprint"):
                     found["config"] = {**source.config, "host_key_fingerprint": seen}

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -160,7 +162,7 @@ def test_bad_credentials_and_missing_folders_are_refused_at_creation(gateway, re
     reply = admin.post("sources/", source_body(remote, "No folder", path=str(remote.files / "missing")))
     assert reply.status == 400 and "does not exist" in reply.body["config"][0], reply.body
     reply = admin.post("sources/", source_body(remote, "Closed", port=free_port()))
-    assert reply.status == 400 and "refused the connection" in reply.body["config"][0], reply.body
+    assert reply.status == 400 and "No SSH server answered" in reply.body["config"][0], reply.body
     reply = admin.post("sources/", source_body(remote, "Nowhere", host="no-such-host.invalid"))
     assert reply.status == 400 and "Cannot resolve" in reply.body["config"][0], reply.body
     reply = admin.post("sources/", source_body(remote, "Metadata", host="169.254.169.254"))
@@ -258,3 +260,58 @@ def test_a_restart_sweeps_what_a_killed_daemon_left_on_the_remote(gateway, remot
     assert not temps[0].exists() and not old_nested.exists()
     assert fresh.exists() and partial.exists() and normal.read_bytes() == b"x" * 10
     assert not (home / "big.bin").exists()
+
+
+class Listener:
+    """A port on 127.0.0.1 in one state: "closed" (bound, not listening: refused), "closing"
+    (accepts and closes at once) or "http" (another service: answers a line, then closes)."""
+
+    def __init__(self, state: str):
+        self.state = state
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        if state != "closed":
+            self.sock.listen(8)
+            threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                if self.state == "http":
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_source_check_tells_no_port_state_on_the_appliances_networks_and_is_counted(tmp_path_factory, remote):
+    """Closed, closing and another service answer one message (a check is no port scanner
+    of the appliance's networks); an SSH server is still told as one (its sign-in refused);
+    the organisation's checks that reach no server are counted, then refused for a while."""
+    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
+    listeners = [Listener(state) for state in ("closed", "closing", "http")]
+    try:
+        admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
+        answers = set()
+        for listener in listeners:
+            reply = admin.post("sources/", source_body(remote, f"Probe {listener.state}", port=listener.port))
+            assert reply.status == 400, (listener.state, reply.body)
+            answers.add(reply.body["config"][0].replace(str(listener.port), "PORT"))
+        assert len(answers) == 1 and "No SSH server answered" in answers.pop()
+        reply = admin.post("sources/", source_body(remote, "Wrong user", username="nobody-here"))
+        assert reply.status == 400 and "refused to sign in" in reply.body["config"][0], reply.body
+        for n in range(len(listeners), 20):  # 20 an hour reach no server
+            reply = admin.post("sources/", source_body(remote, f"Probe {n}", port=listeners[0].port))
+            assert reply.status == 400, (n, reply.body)
+        reply = admin.post("sources/", source_body(remote, "One more", port=listeners[1].port))
+        assert reply.status == 429 and "Too many checks of remote sources" in reply.body["detail"], reply.body
+        assert int(reply.headers["retry-after"]) > 0
+    finally:
+        for listener in listeners:
+            listener.close()
+        daemon.stop()

@@ -70,11 +70,26 @@ def normalise_fingerprint(value: str) -> str:
 
 
 class RemoteProblem(Unavailable):
-    """The remote server cannot be used; `field` is the config field to fix."""
+    """The remote server cannot be used; `field` is the config field to fix. `unreached`:
+    no SSH server answered at an address on the appliance's own networks (`unreached`
+    below: one message whatever the port's state)."""
 
-    def __init__(self, message: str, field: str = "host"):
+    def __init__(self, message: str, field: str = "host", unreached: bool = False):
         super().__init__(message)
         self.field = field
+        self.unreached = unreached
+
+
+def unreached(remote: Remote) -> RemoteProblem:
+    """What a connection to a host on the appliance's own networks that never showed an
+    SSH server answers: the same whether nothing listens (refused), a firewall drops it
+    (timed out) or another service answers (closed, or silent), so a source check is no
+    port scanner of the appliance's networks. Elsewhere each case is told as it is."""
+    return RemoteProblem(
+        f"No SSH server answered at {remote.name}: check the host and the port (nothing may listen there, a "
+        "firewall may drop the connection, or another service may answer).",
+        unreached=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -132,8 +147,9 @@ def remote_error(e: BaseException, path: str, remote: Remote | None = None) -> A
 class _Attempt:
     """One connection being made: its outcome, and what went wrong on the way."""
 
-    def __init__(self, remote: Remote):
+    def __init__(self, remote: Remote, inward: bool = False):
         self.remote = remote
+        self.inward = inward  # the address is on the appliance's own networks (netcheck.inward)
         self.ready: Deferred = Deferred()
         self.seen_fingerprint = ""
         self.problem: RemoteProblem | None = None
@@ -142,7 +158,13 @@ class _Attempt:
         self.client: _Client | None = None
         self.on_lost: Callable[[], None] = lambda: None
 
+    def showed_ssh(self) -> bool:
+        """Whether the peer answered with an SSH version line (it is an SSH server)."""
+        return bool(self.transport is not None and getattr(self.transport, "otherVersionString", None))
+
     def fail(self, problem: RemoteProblem) -> None:
+        if self.inward and not self.showed_ssh():
+            problem = unreached(self.remote)
         if self.problem is None:
             self.problem = problem
         if not self.ready.called:
@@ -315,7 +337,7 @@ async def connect(reactor, threads, destinations: netcheck.Destinations, remote:
                 f"The source's stored {field} holds a control character: an admin must enter it again.", field
             )
     address = await threads.work(destinations.address, remote.host, remote.port, remote.allow_loopback)
-    attempt = _Attempt(remote)
+    attempt = _Attempt(remote, netcheck.inward(address))
     connector = reactor.connectTCP(address, remote.port, _Factory(attempt), timeout=CONNECT_TIMEOUT)
     timer = reactor.callLater(
         CONNECT_TIMEOUT,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twisted.conch.ssh import keys
 
-from ...errors import ApplianceError, Invalid
+from ...errors import ApplianceError, Invalid, Unreached
 from ...text import control_problem
 from .client import Remote, RemoteProblem, RemoteSources, normalise_fingerprint
 
@@ -89,7 +89,7 @@ class SftpConfig:
         try:
             seen = await sources.check(remote)
         except RemoteProblem as e:
-            raise Invalid(e.message, {"config": [e.message]}) from None
+            raise (Unreached if e.unreached else Invalid)(e.message, {"config": [e.message]}) from None
         except ApplianceError as e:  # a host refused by the safety check, or one that does not resolve
             raise Invalid(e.message, {"config": [e.message]}) from None
         stored.update(host=remote.host, port=port, username=username, path=remote.path, host_key_fingerprint=seen)
