@@ -191,6 +191,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
             storage=storage,
             open_sessions=open_sessions,
             trial_days=settings.server.trial_days,
+            accounts=accounts,
         ),
         organisation_settings=OrganisationSettings(store, threads, audit, data_dir.path, reactor, open_sessions),
         profiles=Profiles(store, passwords, audit, reactor),

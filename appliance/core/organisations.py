@@ -37,9 +37,10 @@ OPERATOR_OWN = "The operator's own organisation must stay usable."
 class Organisations:
     def __init__(
         self, store: Store, threads: Threads, passwords: Passwords, audit: AuditLog, files_root: Path, clock,
-        folders: LocalFolders, *, storage, open_sessions, trial_days: int,
+        folders: LocalFolders, *, storage, open_sessions, trial_days: int, accounts,
     ):  # fmt: skip
         self._store = store
+        self._accounts = accounts  # core.accounts: the first admin's invitation
         self._storage = storage  # core.storage: the figures measured in the background
         self._open_sessions = open_sessions  # core.open_sessions: a status change reaches open connections
         self._trial_days = trial_days  # [server] trial_days: an organisation the operator makes
@@ -162,31 +163,56 @@ class Organisations:
         and storage (figures measured in the background: a list never walks a tree)."""
         self.require_operator(account)
         count, rows = await self._store.run(operator_queries.list_organisations, search, limit, offset)
-        now = self._now()
-        return count, [dict(describe(o, now), users=users, **self._storage.current(o.id)) for o, users in rows]
+        return count, [self._as_operator_sees(o, users) for o, users in rows]
+
+    def _as_operator_sees(self, organisation: Organisation, users: int) -> dict:
+        """An organisation in the operator's every reply: as its members see it, with its
+        number of profiles and its storage (null until first measured)."""
+        return dict(describe(organisation, self._now()), users=users, **self._storage.current(organisation.id))
+
+    async def _operator_view(self, org_id: int) -> dict:
+        organisation = await self._get(org_id)
+        return self._as_operator_sees(organisation, await self._store.run(operator_queries.members, org_id))
 
     async def item(self, account, org_id: int) -> dict:
         self.require_operator(account)
-        organisation = await self._get(org_id)
-        return dict(describe(organisation, self._now()), **self._storage.current(org_id))
+        return await self._operator_view(org_id)
 
     async def measure_storage(self, account, org_id: int) -> dict:
         """Measure an organisation's storage now (bytes and files under its local sources)."""
         self.require_operator(account)
-        organisation = await self._get(org_id)
+        await self._get(org_id)
         await self._storage.measure(org_id)
-        return dict(describe(organisation, self._now()), **self._storage.current(org_id))
+        return await self._operator_view(org_id)
 
     async def add(
         self, account, name: str, subdomain: str | None, username: str, email: str, password: str | None
     ) -> dict:
-        """The operator makes an organisation (on trial) with its first admin; audited in it."""
+        """The operator makes an organisation (on trial) with its first admin; audited in it.
+        Without a password the admin is invited by mail (refused before anything is made
+        when no invitation may be sent now); whether it was mailed, and when not its link,
+        goes back to the operator as `invitation`, as a profile's invitation does."""
         self.require_operator(account)
+        if not password:
+            self._accounts.check_invite(account, email)
         created = await self.create(
             name, subdomain or None, username, email, password or None, status="trial", trial_days=self._trial_days
         )
         await self._record(account, created.org_id, f"{account.profile.username} created the organisation")
-        return describe(await self._get(created.org_id), self._now())
+        shown = await self._operator_view(created.org_id)
+        if password:
+            return shown
+        admin = await self._store.run(queries.get_profile_by_id, created.profile_id)
+        invitation = await self._accounts.invite(account, admin)
+        if invitation.mailed:
+            told = f"{account.profile.username} invited {admin.username}, the first admin, by mail"
+        else:
+            told = (
+                f"The invitation of {admin.username}, the first admin, could not be mailed to {admin.email} "
+                f"({invitation.error}); its link was shown to {account.profile.username}"
+            )
+        await self._record(account, created.org_id, told)
+        return {**shown, "invitation": invitation.reply()}
 
     async def change(self, account, org_id: int, body: dict) -> dict:
         """The operator changes an organisation's status or trial end. The operator's own
@@ -215,7 +241,7 @@ class Organisations:
             await self._store.run(queries.update_organisation, org_id, changes)
             await self._record(account, org_id, f"The operator {account.profile.username} changed {changed}")
             await self._open_sessions.check(org_id=org_id)
-        return describe(await self._get(org_id), self._now())
+        return await self._operator_view(org_id)
 
     async def _record(self, account, org_id: int, message: str) -> None:
         """An operator's change, in the log of the organisation it changed."""

@@ -167,3 +167,43 @@ def test_test_mails_are_limited(unmailed_daemon):
     assert 429 in sent and sent.index(429) <= 10, sent
     limited = operator.post("god/mail/test/", {"to": "limit@example.com"})
     assert limited.status == 429 and int(limited.headers["retry-after"]) > 0
+
+
+def org_with_invited_admin(operator, name: str, username: str):
+    return operator.post(
+        "god/organisations/",
+        {"name": name, "admin": {"username": username, "email": f"{username}@example.com", "password": None}},
+    )
+
+
+def test_a_new_organisations_first_admin_is_invited_by_mail(mail_daemon, smtp):
+    operator = signed_in(mail_daemon, "admin", ADMIN_PASSWORD)
+    created = org_with_invited_admin(operator, "Invited Org", "firstboss")
+    assert created.status == 201, created.body
+    assert created.body["invitation"] == {"mailed": True, "detail": "An invitation was sent to firstboss@example.com."}
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(link_in(smtp.wait_for("firstboss@example.com"))).query)
+    done = Api(mail_daemon).post(
+        "password/reset/confirm/",
+        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "first-boss-pass-1",
+         "new_password2": "first-boss-pass-1"},
+    )  # fmt: skip
+    assert done.status == 200, done.body
+    boss = signed_in(mail_daemon, "firstboss", "first-boss-pass-1")
+    assert boss.get("organisation/").body[0]["name"] == "Invited Org"
+    told = [r["message"] for r in operator.get(f"god/organisations/{created.body['id']}/logs/").body["results"]]
+    assert any("invited firstboss, the first admin, by mail" in m for m in told), told
+
+
+def test_a_new_organisations_admin_whose_mail_failed_gets_the_link_through_the_operator(unmailed_daemon):
+    operator = signed_in(unmailed_daemon, "admin", ADMIN_PASSWORD)
+    created = org_with_invited_admin(operator, "Unmailed Org", "lostboss")
+    assert created.status == 201, created.body
+    invitation = created.body["invitation"]
+    assert invitation["mailed"] is False and "could not be mailed to lostboss@example.com" in invitation["detail"]
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(invitation["link"]).query)
+    done = Api(unmailed_daemon).post(
+        "password/reset/confirm/",
+        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "lost-boss-pass-1",
+         "new_password2": "lost-boss-pass-1"},
+    )  # fmt: skip
+    assert done.status == 200 and Api(unmailed_daemon).login("lostboss", "lost-boss-pass-1").status == 200
