@@ -3,6 +3,8 @@ all on one reactor, as one MultiService."""
 
 from __future__ import annotations
 
+import errno
+
 from twisted.application import service
 from twisted.internet import defer, endpoints
 from twisted.internet.error import CannotListenError
@@ -30,13 +32,26 @@ def parse_endpoint(reactor, description: str, what: str):
         raise ConfigError(f"[listen] {what}: {description!r} is not a valid endpoint string ({e})") from None
 
 
+def choose_another(what: str) -> str:
+    """How to give a listener another endpoint, in words (`what`: HTTP, SFTP, OPS, ...)."""
+    key = what.lower()
+    return (
+        f"choose another endpoint with `appliance serve --{key} tcp:PORT:interface=ADDRESS`, the environment "
+        f"variable APPLIANCE_LISTEN_{key.upper()}=tcp:PORT:interface=ADDRESS or [listen] {key} in the "
+        "config file"
+    )
+
+
 async def listen(endpoint, factory, description: str, what: str):
     """Listen on `endpoint`; ConfigError naming it when it cannot (a port in use, ...)."""
     try:
         return await endpoint.listen(factory)
     except CannotListenError as e:
         reason = getattr(e.socketError, "strerror", None) or str(e.socketError)
-        raise ConfigError(f"cannot listen for {what} on {description}: {reason}") from None
+        hint = ""
+        if getattr(e.socketError, "errno", None) == errno.EADDRINUSE:
+            hint = "; another program uses that port: stop it, or " + choose_another(what)
+        raise ConfigError(f"cannot listen for {what} on {description}: {reason}{hint}") from None
     except Exception as e:  # noqa: BLE001 - e.g. a missing systemd socket or TLS key
         raise ConfigError(f"cannot listen for {what} on {description}: {e}") from None
 

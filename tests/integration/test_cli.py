@@ -177,11 +177,11 @@ def test_bad_endpoint_string(tmp_path):
 
 
 def test_port_in_use(tmp_path):
-    with socket.socket() as busy, socket.socket() as busy_too:
-        for s in (busy, busy_too):
+    with socket.socket() as busy, socket.socket() as busy_too, socket.socket() as busy_ops:
+        for s in (busy, busy_too, busy_ops):
             s.bind(("127.0.0.1", 0))
             s.listen()
-        port, other = busy.getsockname()[1], busy_too.getsockname()[1]
+        port, other, ops = (s.getsockname()[1] for s in (busy, busy_too, busy_ops))
         result = run(
             "serve",
             "--data-dir",
@@ -192,15 +192,18 @@ def test_port_in_use(tmp_path):
             f"tcp:{port}:interface=127.0.0.1",
             "--ftp",
             f"tcp:{other}:interface=127.0.0.1",
+            "--ops",
+            f"tcp:{ops}:interface=127.0.0.1",
         )
     assert result.returncode == 1
-    # every busy port is named on a line of its own, and nothing else is printed as an error
-    assert (
-        f"appliance: cannot listen for SFTP on tcp:{port}:interface=127.0.0.1: Address already in use" in result.stderr
-    )
-    assert (
-        f"appliance: cannot listen for FTP on tcp:{other}:interface=127.0.0.1: Address already in use" in result.stderr
-    )
+    # every busy port is named on a line of its own, with how to choose another, and nothing
+    # else is printed as an error
+    for what, busy_port in (("SFTP", port), ("FTP", other), ("ops", ops)):
+        line = f"appliance: cannot listen for {what} on tcp:{busy_port}:interface=127.0.0.1: Address already in use"
+        found = [text for text in result.stderr.splitlines() if text.startswith(line)]
+        assert len(found) == 1, (what, result.stderr)
+        key = what.lower()
+        assert f"appliance serve --{key} tcp:PORT" in found[0] and f"APPLIANCE_LISTEN_{key.upper()}=" in found[0], found
     assert "Traceback" not in result.stderr + result.stdout
     assert "Unhandled error" not in result.stderr + result.stdout
 
