@@ -18,6 +18,11 @@ def list_organisations(db: sqlite_utils.Database, search: str, limit: int, offse
     return count, [(_organisation(row), row["users"]) for row in rows]
 
 
+def members(db: sqlite_utils.Database, org_id: int) -> int:
+    """How many profiles the organisation has (its users in the operator's list)."""
+    return db.execute("SELECT count(*) FROM profiles WHERE org_id = ?", [org_id]).fetchone()[0]
+
+
 def organisation_ids(db: sqlite_utils.Database) -> list[int]:
     """Every organisation's id (deleted ones too: their files are still on disk)."""
     return [row[0] for row in db.execute("SELECT id FROM organisations ORDER BY id")]
