@@ -287,9 +287,11 @@ def test_key_authentication(daemon, work):
 
 
 def test_shell_and_exec_are_refused_cleanly(daemon, work):
-    result = ssh(daemon, "admin", ADMIN_PASSWORD, "ls /", work)
-    assert result.returncode != 0
-    assert "exec request failed" in result.stderr or "SFTP only" in result.stderr
+    # legacy scp's `scp -t` / `scp -f` are served (test_scp_legacy.py); nothing else runs
+    for command in ("ls /", "scp -t x; ls /", "scp -f *"):
+        result = ssh(daemon, "admin", ADMIN_PASSWORD, command, work)
+        assert result.returncode != 0
+        assert "exec request failed" in result.stderr or "SFTP only" in result.stderr
     # the daemon is unharmed
     assert sftp(daemon, "admin", ADMIN_PASSWORD, "ls", work).returncode == 0
 

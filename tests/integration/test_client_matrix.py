@@ -27,9 +27,9 @@ Expected to differ from OpenSSH's sftp-server, by design (not failures):
   the home folder.
 - Ownership: every entry belongs to uid/gid 0 ("owner"/"group" in long names);
   chown is accepted and not applied.
-- No shell: `ssh host command`, legacy `scp -O` and rclone's md5sum probes get
-  a clean refusal (rclone: `shell_type=none`); `scp` works, as OpenSSH 9 speaks
-  SFTP underneath.
+- No shell: `ssh host command` and rclone's md5sum probes get a clean refusal
+  (rclone: `shell_type=none`); `scp` works, as OpenSSH 9 speaks SFTP underneath,
+  and so does legacy scp (`scp -O`, `pscp -scp`: tests/frontends/test_scp_legacy.py).
 - Uploads are invisible to other sessions until they are complete; the session
   writing one sees it as it grows (a FUSE mount's create-then-stat works).
 """

@@ -4,7 +4,8 @@
 this module (transport: admission through core.signin, algorithms, limits,
 login grace; user-auth service: the client's address and ticket, refusal messages
 as banners), login.py (the avatar over the shared cred adapter, the session that
-serves only SFTP), server.py
+serves only SFTP and legacy scp), scp.py (the rcp protocol of `scp -t` and `scp -f`
+over the same FileSession; nothing is executed), server.py
 (ISFTPServer over a core FileSession and the SFTP packet loop), errors.py (the
 one mapping of core errors to SFTP status codes), transport.py and packets.py
 (the SSH layers under SFTP: AES-GCM and EtM MACs, packet framing, channel

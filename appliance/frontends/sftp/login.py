@@ -2,7 +2,8 @@
 
 The shared cred adapter (frontends/credentials.py) signs in through core.signin;
 the avatar it is wrapped in here has one channel only: a session that serves the
-`sftp` subsystem and refuses shell, exec and pty cleanly.
+`sftp` subsystem and legacy scp's `scp -t` / `scp -f` (scp.py, nothing executed),
+and refuses shell, any other exec and pty cleanly.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from twisted.logger import Logger
 
 from ...core.files import FileSession
 from ..credentials import core_portal
+from .scp import ScpProtocol, scp_request
 from .server import FilesServer, Pacer, SftpProtocol
 from .transport import BufferedChannel
 
@@ -54,8 +56,16 @@ class SftpSession(BufferedChannel, session.SSHSession):
         return 0
 
     def request_exec(self, data):
-        self._refuse("This server offers SFTP only: commands cannot be run.")
-        return 0
+        command, _ = getNS(data)
+        scp = self.avatar.scp(command) if self.client is None else None
+        if scp is None:
+            self._refuse("This server offers SFTP only: commands cannot be run.")
+            return 0
+        # wired as conch wires a subsystem: the channel's data to the protocol and back
+        self.client = session.SSHSessionProcessProtocol(self)
+        scp.makeConnection(self.client)
+        self.client.makeConnection(session.wrapProtocol(scp))
+        return 1
 
     def request_pty_req(self, data):
         return 0
@@ -64,11 +74,18 @@ class SftpSession(BufferedChannel, session.SSHSession):
         return 0
 
     exit_after = None  # set by the subsystem: a Deferred of what the exit waits for, or None
+    exit_status = 0  # scp's: 1 when a file failed, as from OpenSSH's scp
+    _exited = False
 
     def eofReceived(self):
         """The client is done (scp waits for an exit status, as from OpenSSH's sftp-server)."""
         if self.client is not None:
             self.client.transport.loseConnection()
+        self.when_drained(self._exit)
+
+    def exited(self, status: int) -> None:
+        """The exec'd command (scp) is done: `status` once its output is sent, then the close."""
+        self.exit_status = status
         self.when_drained(self._exit)
 
     def _exit(self) -> None:
@@ -79,7 +96,10 @@ class SftpSession(BufferedChannel, session.SSHSession):
         if waiting is not None:
             waiting.addBoth(lambda _: self._exit())
             return
-        self.conn.sendRequest(self, b"exit-status", struct.pack(">L", 0))
+        if self._exited:  # the client's EOF and scp's end both lead here
+            return
+        self._exited = True
+        self.conn.sendRequest(self, b"exit-status", struct.pack(">L", self.exit_status))
         self.loseConnection()
 
     def _refuse(self, message: str) -> None:
@@ -127,6 +147,11 @@ class SftpUser(avatar.ConchUser):
 
     def _sftp(self, data, avatar):
         return SftpProtocol(FilesServer(self.files, self._settings.max_open_handles), self._pacer)
+
+    def scp(self, command: bytes) -> ScpProtocol | None:
+        """Legacy scp for an exec'd `scp -t` or `scp -f` command line; None for any other."""
+        request = scp_request(command)
+        return None if request is None else ScpProtocol(self.files, request, self._pacer)
 
 
 def sftp_portal(core) -> Portal:
