@@ -363,6 +363,62 @@ def cmd_restore(args) -> int:
     return 0
 
 
+def _ask_daemon(settings, request: dict) -> dict:
+    """One request to the running daemon through its control socket (frontends/control.py)."""
+    import json
+    import socket
+
+    from .frontends.control import SOCKET_NAME
+
+    path = os.path.join(settings.data_path, SOCKET_NAME)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(path)
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            answer = b""
+            while not answer.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+    except FileNotFoundError:
+        raise ApplianceError(
+            f"the appliance is not running on {settings.data_path} (no {path}): bans live in the running daemon's "
+            "memory, and a stopped one has none (give --data-dir or --config if it serves another data dir)"
+        ) from None
+    except PermissionError:
+        raise ApplianceError(f"cannot reach {path}: run this as root or as the appliance's own account") from None
+    except OSError as e:
+        raise ApplianceError(f"cannot reach the running appliance at {path}: {e.strerror or e}") from None
+    reply = json.loads(answer or b"{}")
+    if "error" in reply or not reply:
+        raise ApplianceError(reply.get("error") or "the appliance closed the connection without an answer")
+    return reply
+
+
+def cmd_bans(args) -> int:
+    import time
+
+    settings = _load_settings(args)
+    if args.action == "lift":
+        if not args.address:
+            raise ApplianceError("name the address: appliance bans lift ADDRESS")
+        lifted = _ask_daemon(settings, {"command": "lift", "address": args.address})["lifted"]
+        if not lifted:
+            print(f"No ban on {args.address} was in force.")
+        else:
+            print(f"Lifted {lifted} ban{'s' if lifted > 1 else ''} on {args.address}.")
+        return 0
+    bans = _ask_daemon(settings, {"command": "bans"})["bans"]
+    if not bans:
+        print("No ban is in force.")
+    for ban in bans:
+        minutes = max(1, round((ban["until"] - time.time()) / 60))
+        print(f"{ban['address']}\t{minutes} more minute{'s' if minutes > 1 else ''}\t{ban['why']}")
+    return 0
+
+
 def cmd_config_reference(args) -> int:
     from .config_reference import reference
 
@@ -417,6 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("file", help="a .tar.gz made by `appliance backup`")
     restore.add_argument("--force", action="store_true", help="replace an existing database")
     restore.set_defaults(handler=cmd_restore)
+
+    bans = commands.add_parser("bans", help="list the bans in force, or lift those on an address (the daemon runs)")
+    common(bans)
+    bans.add_argument("action", choices=["list", "lift"])
+    bans.add_argument("address", nargs="?", help="with lift: the IP address (an IPv6 one lifts its network's)")
+    bans.set_defaults(handler=cmd_bans)
 
     reference = commands.add_parser("config-reference", help="print every config key, its default and meaning")
     reference.set_defaults(handler=cmd_config_reference)

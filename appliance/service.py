@@ -3,7 +3,9 @@ all on one reactor, as one MultiService."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
 
 from twisted.application import service
 from twisted.internet import defer, endpoints
@@ -225,4 +227,23 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
         if what not in factories:
             factories[what] = make(services)
         daemon.add_listener(ListenerService(endpoint, description, what, factories[what]))
+    control = control_listener(reactor, core.data_dir.path, services)
+    if control is not None:
+        daemon.add_listener(control)
     return daemon
+
+
+def control_listener(reactor, data_dir, services) -> ListenerService | None:
+    """The control socket in the data dir (frontends/control.py), for the host's own
+    command line. A socket left by a daemon that died is removed: this daemon holds the
+    data dir, so no other serves it."""
+    from .frontends.control import SOCKET_NAME, control_factory
+
+    path = os.path.join(data_dir, SOCKET_NAME)
+    if len(os.fsencode(path)) >= 108:  # sockaddr_un's limit
+        log.warn("no control socket: its path {path} is too long for a UNIX socket", path=path)
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    endpoint = endpoints.UNIXServerEndpoint(reactor, path, mode=0o600)
+    return ListenerService(endpoint, path, "control", control_factory(services))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import math
 from dataclasses import dataclass
 
-from ..errors import AuthenticationFailed
+from ..errors import AuthenticationFailed, Invalid
 from ..models import LogEntry, Profile
 from ..store import Store, queries
 from .access import Account
@@ -29,6 +30,9 @@ MAX_USERNAME = 150
 # account exists (no account enumeration).
 INVALID_CREDENTIALS = "invalid_credentials"
 BANNED = "banned"
+# said to everyone banned (it names no account): the appliance's operator banned from
+# their own address has a way back on the host
+ON_THE_HOST = " (The appliance's operator can lift a ban on the host: appliance bans lift ADDRESS.)"
 
 
 def key_blob(line: str) -> bytes | None:
@@ -126,11 +130,11 @@ class AuthService:
         minutes = max(1, round(seconds / 60))
         later = f"try again in {minutes} minute{'s' if minutes > 1 else ''}."
         if ban.target is None:
-            message = f"Too many failed sign-ins from {address}: {later}"
+            message = f"Too many failed sign-ins from {address}: {later}{ON_THE_HOST}"
         elif ban.target.key.startswith("share:"):
             message = f"Too many wrong passwords for this link from {address}: {later}"
         else:
-            message = f"Too many failed sign-ins for this account from {address}: {later}"
+            message = f"Too many failed sign-ins for this account from {address}: {later}{ON_THE_HOST}"
         return AuthenticationFailed(message, retry_after=seconds, code=BANNED)
 
     def bans(self) -> list[Ban]:
@@ -175,6 +179,34 @@ class AuthService:
                     message=f"{clean(by)} lifted the ban on {address}{what}",
                 )
             )
+        return lifted
+
+    def bans_on_host(self) -> list[BanView]:
+        """Every ban in force as the operator sees them: for `appliance bans list` on the
+        host, which only the appliance's own account and root reach (its control socket)."""
+        return [ban_view(ban, None) for ban in self._throttle.bans()]
+
+    async def lift_on_host(self, address: str) -> int:
+        """Lift every ban on `address` from the host (`appliance bans lift`): the way back
+        for an operator whose own address is banned. Audited in each organisation the ban
+        concerns (one row without an organisation when it concerns none)."""
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise Invalid(f"{address!r} is not an IP address.") from None
+        lifted = 0
+        address = self._throttle.client(address)
+        for ban in self._throttle.bans():
+            if ban.address != address or not self._throttle.unban(address, ban.target.key if ban.target else None):
+                continue
+            lifted += 1
+            for org_id in sorted(ban.organisations) or [None]:
+                what = "" if ban.target is None else f" ({ban_view(ban, org_id).why})"
+                await self._audit.record(
+                    LogEntry(org_id=org_id, username="host", protocol="system", action="unban",
+                             remote_address=address,
+                             message=f"The ban on {address}{what} was lifted on the host (appliance bans lift)")
+                )  # fmt: skip
         return lifted
 
     async def wrong_secret(self, target: Target, address: str) -> None:

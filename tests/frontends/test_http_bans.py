@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require, wait_for_port
+from ..helpers import ADMIN_PASSWORD, APPLIANCE, daemon_with, free_port, require, wait_for_port
 from .sftp_client import sftp
 
 TEN = 10  # failures that earn a ban (BAN_THRESHOLD)
@@ -160,6 +160,40 @@ def test_spraying_unknown_usernames_bans_the_address_and_the_operator_sees_and_l
     assert "'nobody-0'" in ban["why"] and "every sign-in" in ban["why"], ban
     assert operator.delete("bans/127.0.0.1/").status == 204
     assert Api(daemon).login("acme-admin", "acme-password-1").status == 200
+
+
+def bans_cli(daemon, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*APPLIANCE, "bans", *args, "--data-dir", str(daemon.data_dir)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_an_operator_banned_from_their_own_address_lifts_the_ban_on_the_host(fresh_daemon, tmp_path):
+    """The way back when the operator's own address is banned and no session is open:
+    `appliance bans list` and `appliance bans lift ADDRESS` on the host (the running
+    daemon's control socket), which the ban's message names."""
+    daemon = fresh_daemon
+    operator = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    _earn_ban(lambda n: Api(daemon).login(f"nobody-{n}", "guess-guess-1").body["detail"], operator)
+    refused = Api(daemon).login("admin", ADMIN_PASSWORD)
+    assert refused.status == 401 and "appliance bans lift ADDRESS" in refused.body["detail"], refused.body
+    listed = bans_cli(daemon, "list")
+    assert listed.returncode == 0 and listed.stdout.startswith("127.0.0.1\t"), (listed.stdout, listed.stderr)
+    assert "every sign-in from this address is refused" in listed.stdout
+    lifted = bans_cli(daemon, "lift", "127.0.0.1")
+    assert lifted.returncode == 0 and lifted.stdout.strip() == "Lifted 1 ban on 127.0.0.1.", lifted
+    assert Api(daemon).login("admin", ADMIN_PASSWORD).status == 200
+    assert bans_cli(daemon, "list").stdout.strip() == "No ban is in force."
+    assert bans_cli(daemon, "lift", "127.0.0.1").stdout.strip() == "No ban on 127.0.0.1 was in force."
+    rows = daemon.query("SELECT message FROM logs WHERE action = 'unban'")
+    assert [r["message"] for r in rows] == ["The ban on 127.0.0.1 was lifted on the host (appliance bans lift)"], rows
+    assert (daemon.data_dir / "control.sock").stat().st_mode & 0o777 == 0o600
+    bad = bans_cli(daemon, "lift", "not-an-address")
+    assert bad.returncode == 1 and "not an IP address" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    # no daemon on a data dir: said plainly
+    elsewhere = subprocess.run([*APPLIANCE, "bans", "list", "--data-dir", str(tmp_path / "idle")],
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert elsewhere.returncode == 1 and "the appliance is not running" in elsewhere.stderr, elsewhere.stderr
 
 
 def test_trusted_networks_are_not_banned_for_spraying(tmp_path):

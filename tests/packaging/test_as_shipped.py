@@ -285,6 +285,18 @@ def test_the_daemon_runs_confined_as_the_unit_says(machine):
     assert "rw" in options["/var/lib/appliance"], options
 
 
+def test_the_hosts_command_line_reaches_the_confined_daemon(machine):
+    """`appliance bans` on the host talks to the unit's daemon through its control socket
+    in the state directory (AF_UNIX, as the unit allows), as root."""
+    appliance = "/opt/appliance/venv/bin/appliance"
+    listed = machine.run(appliance, "bans", "list", "--config", "/etc/appliance/appliance.toml")
+    assert listed.stdout.strip() == "No ban is in force.", listed
+    lifted = machine.run(appliance, "bans", "lift", "192.0.2.1", "--config", "/etc/appliance/appliance.toml")
+    assert lifted.stdout.strip() == "No ban on 192.0.2.1 was in force.", lifted
+    mode = machine.run("stat", "-c", "%a %U", "/var/lib/appliance/control.sock").stdout.split()
+    assert mode == ["600", "appliance"], mode
+
+
 def test_the_shipped_unit_lets_the_daemon_pin_its_reactor(machine):
     """[server] pin_reactor (on by default) under the shipped filter: the reactor's thread
     runs on one CPU, the bulk pool on every one, and the journal says so once."""
