@@ -93,6 +93,7 @@ def admin_screens(ids) -> list:
         ("sources", "/admin/sources", cell("Default"), None),
         ("source-create", "/admin/sources/create", heading("Create a source"), None),
         ("source-detail", f"/admin/sources/{ids['source']}", heading("Default"), None),
+        ("source-delete", f"/admin/sources/{ids['source']}", dialog("Delete the source"), click("button", "Delete")),
         ("source-callback", "/admin/sources/callback", lambda page: page.locator("main h1").first, None),
         ("profiles", "/admin/profiles", cell("walter"), None),
         ("profile-create", "/admin/profiles/create", heading("Create a profile"), None),

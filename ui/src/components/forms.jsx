@@ -223,6 +223,48 @@ export function CheckboxGroup({ form, name, label, options }) {
   );
 }
 
+/**
+ * One choice of several as radio buttons under a legend (a fieldset: a screen reader
+ * names the group by it). `options` are {value, label, help, disabled}; an option's
+ * help is read as its description.
+ */
+export function RadioGroup({ form, name, label, options }) {
+  const id = useId();
+  const { setLabel } = form;
+  useEffect(() => setLabel(name, label), [setLabel, name, label]);
+  const invalid = Boolean(form.errors[name]);
+  return (
+    <fieldset
+      className="field radios"
+      aria-describedby={invalid ? `${id}-error` : undefined}
+    >
+      <legend>{label}</legend>
+      {options.map((option, i) => (
+        <div className="radio" key={option.value}>
+          <label className="check">
+            <input
+              type="radio"
+              name={`${id}-${name}`}
+              value={option.value}
+              checked={form.values[name] === option.value}
+              disabled={option.disabled}
+              aria-describedby={option.help ? `${id}-${i}-help` : undefined}
+              onChange={() => form.setValue(name, option.value)}
+            />
+            {option.label}
+          </label>
+          {option.help ? (
+            <small className="help" id={`${id}-${i}-help`}>
+              {option.help}
+            </small>
+          ) : null}
+        </div>
+      ))}
+      <FieldError form={form} name={name} id={`${id}-error`} />
+    </fieldset>
+  );
+}
+
 /** The errors no field shows: `detail`, and fields this form does not have. */
 export function FormErrors({ form }) {
   const rest = Object.entries(form.errors).filter(

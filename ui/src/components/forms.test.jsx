@@ -1,7 +1,19 @@
-import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import {
+  fireEvent,
+  render,
+  screen,
+  waitFor,
+  within,
+} from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../lib/api.js";
-import { fieldErrors, FormErrors, TextField, useForm } from "./forms.jsx";
+import {
+  fieldErrors,
+  FormErrors,
+  RadioGroup,
+  TextField,
+  useForm,
+} from "./forms.jsx";
 import { NotificationsProvider } from "./notifications.jsx";
 
 function Form({ action }) {
@@ -123,5 +135,55 @@ describe("forms", () => {
       a: ["one", "two"],
       b: ["three"],
     });
+  });
+});
+
+describe("a radio group", () => {
+  function Choice() {
+    const form = useForm({ files: "keep" });
+    return (
+      <>
+        <output>{form.values.files}</output>
+        <RadioGroup
+          form={form}
+          name="files"
+          label="What becomes of the files"
+          options={[
+            { value: "keep", label: "Keep the files", help: "They stay." },
+            {
+              value: "delete",
+              label: "Delete the files",
+              help: "This cannot be undone.",
+            },
+            { value: "move", label: "Move them", disabled: true },
+          ]}
+        />
+      </>
+    );
+  }
+
+  it("is named by its legend, says each option's help and changes the value", () => {
+    render(
+      <NotificationsProvider>
+        <Choice />
+      </NotificationsProvider>,
+    );
+    const group = screen.getByRole("group", {
+      name: "What becomes of the files",
+    });
+    const radios = within(group).getAllByRole("radio");
+    expect(radios.map((r) => r.checked)).toEqual([true, false, false]);
+    expect(new Set(radios.map((r) => r.name)).size).toBe(1); // one group: arrow keys move in it
+    const remove = screen.getByRole("radio", { name: "Delete the files" });
+    expect(
+      document.getElementById(remove.getAttribute("aria-describedby"))
+        .textContent,
+    ).toBe("This cannot be undone.");
+    expect(screen.getByRole("radio", { name: "Move them" }).disabled).toBe(
+      true,
+    );
+    fireEvent.click(remove);
+    expect(remove.checked).toBe(true);
+    expect(document.querySelector("output").textContent).toBe("delete");
   });
 });

@@ -1,7 +1,7 @@
 // A stand-in for the API in unit tests: routes by method and path to replies.
 import { vi } from "vitest";
 
-/** Stub fetch with `routes` {"GET branding/": (url) => [status, body] | Promise}. */
+/** Stub fetch with `routes` {"GET branding/": (url) => [status, body] | Promise}; [204]: no body. */
 export function stubApi(routes) {
   const calls = [];
   const fetch = vi.fn(async (input, init = {}) => {
@@ -15,7 +15,7 @@ export function stubApi(routes) {
         status: 404,
       });
     const [status, body] = await handler(url, init);
-    return new Response(body === undefined ? "" : JSON.stringify(body), {
+    return new Response(body === undefined ? null : JSON.stringify(body), {
       status,
     });
   });

@@ -9,6 +9,7 @@ import { useOrganisations } from "../api/getOrganisations.js";
 import { useMeasureStorage } from "../api/measureStorage.js";
 import { ChangeStatusDialog } from "../components/ChangeStatusDialog.jsx";
 import { CreateOrganisationDialog } from "../components/CreateOrganisationDialog.jsx";
+import { FoldersSection } from "../components/FoldersSection.jsx";
 import { MailSection } from "../components/MailSection.jsx";
 import { organisationStatus } from "../components/statuses.js";
 import { storageMeasured, storageText } from "../components/storage.js";
@@ -82,7 +83,10 @@ export function OrganisationList() {
         useList={useOrganisations}
         columns={columns}
       />
-      <MailSection />
+      <div className="stack sections">
+        <FoldersSection />
+        <MailSection />
+      </div>
       {changing ? (
         <ChangeStatusDialog
           organisation={changing}

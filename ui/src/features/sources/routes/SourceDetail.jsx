@@ -11,6 +11,10 @@ import { useDeleteSource } from "../api/deleteSource.js";
 import { useSource } from "../api/getSource.js";
 import { useUpdateSource } from "../api/updateSource.js";
 import { CheckConnection } from "../components/CheckConnection.jsx";
+import {
+  DeleteSourceDialog,
+  NOT_DELETABLE,
+} from "../components/DeleteSourceDialog.jsx";
 import { SignInWithProvider } from "../components/SignInWithProvider.jsx";
 import { SourceForm } from "../components/SourceForm.jsx";
 import { SourceStatus } from "../components/SourceStatus.jsx";
@@ -26,6 +30,7 @@ export function SourceDetail() {
   const update = useUpdateSource();
   const remove = useDeleteSource();
   const [saves, setSaves] = useState(0);
+  const [deleting, setDeleting] = useState(false);
 
   async function save(body) {
     const saved = await update(source.id, body);
@@ -44,16 +49,26 @@ export function SourceDetail() {
       notify(errorText(e), { type: "negative" });
     }
   }
+  function deleted(files) {
+    const what = files === "delete" ? " and its files" : "";
+    notify(`Deleted ${source.name}${what}`, { type: "positive" });
+    navigate("/admin/sources");
+  }
   async function destroy() {
+    // a local source's files are the appliance's to keep or remove: the admin chooses
+    if (source.type === "local") {
+      setDeleting(true);
+      return;
+    }
     const sure = await confirm({
       title: "Delete the source",
-      message: `Delete ${source.name}? The files themselves are not deleted. A source that profiles or mailboxes use, or the organisation's default, cannot be deleted.`,
+      message: `Delete ${source.name}? The files on the remote server are not touched. ${NOT_DELETABLE}`,
+      confirm: "Delete the source",
     });
     if (!sure) return;
     try {
       await remove(source.id);
-      notify(`Deleted ${source.name}`, { type: "positive" });
-      navigate("/admin/sources");
+      deleted("keep");
     } catch (e) {
       notify(errorText(e), { type: "negative" });
     }
@@ -110,6 +125,13 @@ export function SourceDetail() {
         onSubmit={save}
         submitLabel="Save"
       />
+      {deleting ? (
+        <DeleteSourceDialog
+          source={source}
+          onClose={() => setDeleting(false)}
+          onDeleted={deleted}
+        />
+      ) : null}
     </>
   );
 }
