@@ -2,33 +2,71 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
 import time
 from collections import OrderedDict
+from pathlib import Path
 
 import bcrypt
 
 from ..errors import Invalid
 from ..threads import Threads
 
-MIN_LENGTH = 8
+MIN_LENGTH = 12  # a sign-in password's (every protocol's, and the operator's)
+LINK_MIN_LENGTH = 8  # a share link's password: handed to its recipients with the link
 MAX_BYTES = 72  # bcrypt's limit: longer passwords would be silently truncated
+MIN_DISTINCT = 5  # characters a sign-in password has at least: not "aaaaaaaaaaaa" nor "121212121212"
+COMMON_FILE = Path(__file__).with_name("data") / "common-passwords.txt"
+
+
+@functools.cache
+def common_passwords() -> frozenset[str]:
+    """The list of common passwords (data/common-passwords.txt), read once."""
+    with open(COMMON_FILE, encoding="utf-8") as f:
+        return frozenset(line.rstrip("\n") for line in f if line.strip() and not line.startswith("#"))
+
+
+def _core(password: str) -> str:
+    """The password without the digits and signs around it ("Password2024!" -> "password")."""
+    return password.lower().strip("0123456789!@#$%^&*()-_=+[]{};:'\",.<>/?`~|\\ ")
+
+
+def _refused(message: str) -> Invalid:
+    return Invalid(message, {"password": [message]})
 
 
 def validate(password: str) -> None:
-    """Refuse passwords bcrypt cannot hold faithfully or that are too short."""
-    if len(password) < MIN_LENGTH:
+    """Refuse a sign-in password that is short, common, or one bcrypt cannot hold
+    faithfully: at least MIN_LENGTH characters, MIN_DISTINCT different ones, not on the
+    list of common passwords, nor one of them with digits and signs around it, nor one
+    that begins with a common one making two thirds of it."""
+    validate_link(password, MIN_LENGTH)
+    if len(set(password)) < MIN_DISTINCT:
+        raise _refused(f"That password repeats a few characters: use at least {MIN_DISTINCT} different ones.")
+    common = common_passwords()
+    lowered, core = password.lower(), _core(password)
+    # a common one, one with digits and signs around it, or one that is mostly a common one
+    # with a few characters more ("1234567890123")
+    mostly = range(len(lowered) - 1, max(5, -(-2 * len(lowered) // 3)) - 1, -1)
+    if lowered in common or (len(core) >= 4 and core in common) or any(lowered[:n] in common for n in mostly):
+        raise _refused(
+            "That password is on the list of common passwords attackers try first: choose another "
+            "(a few unrelated words make a strong one)."
+        )
+
+
+def validate_link(password: str, minimum: int = LINK_MIN_LENGTH) -> None:
+    """Refuse a password shorter than `minimum` or longer than bcrypt holds (a share link's)."""
+    if len(password) < minimum:
         raise Invalid(
-            f"The password must be at least {MIN_LENGTH} characters.",
-            {"password": [f"Use at least {MIN_LENGTH} characters."]},
+            f"The password must be at least {minimum} characters.",
+            {"password": [f"Use at least {minimum} characters."]},
         )
     if len(password.encode()) > MAX_BYTES:
-        raise Invalid(
-            f"The password must be at most {MAX_BYTES} bytes.",
-            {"password": [f"Use at most {MAX_BYTES} bytes."]},
-        )
+        raise _refused(f"The password must be at most {MAX_BYTES} bytes.")
 
 
 # Scripts reconnect every minute or so; a quarter of an hour covers them without
@@ -119,8 +157,10 @@ class Passwords:
         """The remembered successful checks (how many, what is kept of them)."""
         return self._cache
 
-    async def hash(self, password: str) -> str:
-        validate(password)
+    async def hash(self, password: str, check=validate) -> str:
+        """The bcrypt hash of a password `check` allows (a sign-in password's rules unless
+        told otherwise: a share link passes `validate_link`)."""
+        check(password)
         salt = bcrypt.gensalt(self._rounds)
         return (await self._threads.bulk(bcrypt.hashpw, password.encode(), salt)).decode()
 

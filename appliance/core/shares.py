@@ -40,7 +40,7 @@ from .auth import AuthService
 from .authority import require_authority_over_owner
 from .changes import Field, describe_change, readable_time
 from .files import FileSession, FilesService, Reader, Writer
-from .passwords import Passwords, share_scope
+from .passwords import Passwords, share_scope, validate_link
 from .ratelimit import (
     SHARE_MAILS_PER_ACCOUNT,
     SHARE_MAILS_PER_DOMAIN,
@@ -200,7 +200,7 @@ class Shares:
             raise Invalid("Some fields are not valid.", errors)
         self._may_share(account, upload_only, entry.is_dir)
         self._may_mail(account, recipients)
-        password_hash = await self._passwords.hash(password) if password else None
+        password_hash = await self._passwords.hash(password, validate_link) if password else None
 
         token = secrets.token_urlsafe(32)
         share_id = await self._store.run(
@@ -368,7 +368,9 @@ class Shares:
         if errors:
             raise Invalid("Some fields are not valid.", errors)
         if "password" in body:
-            values["password_hash"] = await self._passwords.hash(body["password"]) if body["password"] else None
+            values["password_hash"] = (
+                await self._passwords.hash(body["password"], validate_link) if body["password"] else None
+            )
         changed = describe_change(vars(share), values, SHARE_FIELDS)
         if changed:  # only what really changed is written and told
             await self._store.run(share_queries.update_share, account.organisation.id, share_id, values)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import pytest_twisted
 
-from appliance.core.passwords import Passwords, VerifiedCache, validate
+from appliance.core.passwords import Passwords, VerifiedCache, validate, validate_link
 from appliance.errors import Invalid
 
 
@@ -81,8 +81,22 @@ def test_the_cache_is_bounded_least_recently_used_first():
 
 
 def test_password_rules():
-    with pytest.raises(Invalid, match="at least 8"):
-        validate("short")
+    """A sign-in password: 12 characters at least, 5 different ones, not a common one
+    (nor one with digits and signs around it), at most bcrypt's 72 bytes. A share link's:
+    8 characters at least."""
+    for short in ("short", "password", "eleven-char"):
+        with pytest.raises(Invalid, match="at least 12"):
+            validate(short)
     with pytest.raises(Invalid, match="at most 72 bytes"):
         validate("é" * 40)
-    validate("x" * 72)
+    for repeated in ("x" * 72, "121212121212", "abcabcabcabc"):
+        with pytest.raises(Invalid, match="different ones"):
+            validate(repeated)
+    for common in ("password1234", "Password2024!", "!!sunshine!!2026", "qwertyuiop123", "1234567890123"):
+        with pytest.raises(Invalid, match="list of common passwords"):
+            validate(common)
+    for fine in ("correct-horse-battery", "admin-password-1", "x" * 60 + "abcd1234", "tuesday-kiln-ocean"):
+        validate(fine)
+    validate_link("link-pass")  # a share link's password
+    with pytest.raises(Invalid, match="at least 8"):
+        validate_link("short")

@@ -94,7 +94,9 @@ def test_setup_twice_is_refused(tmp_path):
     [
         (["--username", "bad name"], "long-password-1", "username"),
         (["--email", "not-an-email"], "long-password-1", "not an email address"),
-        ([], "short", "at least 8 characters"),
+        ([], "short", "at least 12 characters"),
+        ([], "password", "at least 12 characters"),
+        ([], "Password2024!", "list of common passwords"),
     ],
 )
 def test_setup_refuses_bad_input(tmp_path, args, password, message):
