@@ -19,7 +19,14 @@ from ..store.db import SCHEMA_VERSION
 from .branding import LOGO_FILE
 from .datadir import HOST_KEY_TYPES, DataDir
 
-SECRET_FILES = ["token.key", "secrets.key"] + [f"ssh/ssh_host_{kind}_key" for kind in HOST_KEY_TYPES]
+# what a restore needs to be the same appliance, besides the database: the token-signing
+# and sealing keys, the SSH host keys and the TLS pair in the data dir (clients see the
+# same host keys and certificate)
+SECRET_FILES = (
+    ["token.key", "secrets.key"]
+    + [f"ssh/ssh_host_{kind}_key" for kind in HOST_KEY_TYPES]
+    + ["tls/cert.pem", "tls/key.pem"]
+)
 DATABASE = "appliance.db"
 
 
@@ -64,11 +71,49 @@ def backup(data_dir: DataDir, target: Path) -> list[str]:
                         _add_bytes(archive, name, (data_dir.path / name).read_bytes())
                 out.flush()
                 os.fsync(out.fileno())
+            names = [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()] + _logos(data_dir)
+            _verify(partial, data_dir, names)
             os.replace(partial, target)
         except OSError as e:
             partial.unlink(missing_ok=True)
             raise ConfigError(f"{target}: cannot write the backup: {e.strerror}") from None
-    return [DATABASE] + [n for n in SECRET_FILES if (data_dir.path / n).exists()] + _logos(data_dir)
+        except ConfigError:
+            partial.unlink(missing_ok=True)
+            raise
+    return names
+
+
+def _verify(archive_path: Path, data_dir: DataDir, names: list[str]) -> None:
+    """Read the written backup back whole, as a restore will: every name there, the keys
+    and logos as in the data dir, the database whole (PRAGMA integrity_check)."""
+    problem = None
+    try:
+        with tarfile.open(archive_path, mode="r:gz") as archive:
+            contents = {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as e:
+        raise ConfigError(f"{archive_path}: the backup written cannot be read back ({e}); nothing was kept") from None
+    missing = [name for name in names if name not in contents]
+    if missing:
+        problem = f"{', '.join(missing)} missing"
+    else:
+        changed = [n for n in names if n != DATABASE and contents[n] != (data_dir.path / n).read_bytes()]
+        if changed:
+            problem = f"{', '.join(changed)} changed while it was written; try again"
+    if problem is None:
+        with tempfile.TemporaryDirectory(dir=archive_path.parent) as scratch:
+            copy = Path(scratch) / DATABASE
+            copy.write_bytes(contents[DATABASE])
+            conn = sqlite3.connect(copy)
+            try:
+                check = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            except sqlite3.DatabaseError as e:
+                check = str(e)
+            finally:
+                conn.close()
+            if check != "ok":
+                problem = f"its database fails its integrity check ({check})"
+    if problem is not None:
+        raise ConfigError(f"{archive_path}: the backup does not verify: {problem}; nothing was kept")
 
 
 def _logos(data_dir: DataDir) -> list[str]:
@@ -99,6 +144,7 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
             raise ConfigError(f"{archive_path}: damaged or cut short, nothing was restored ({e})") from None
     data_dir.path.mkdir(mode=0o750, parents=True, exist_ok=True)
     (data_dir.path / "ssh").mkdir(mode=0o700, exist_ok=True)
+    (data_dir.path / "tls").mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
         candidate = Path(scratch) / DATABASE
         candidate.write_bytes(contents[DATABASE])

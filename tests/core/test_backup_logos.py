@@ -1,5 +1,6 @@
 """`appliance backup` keeps the organisations' logos (they live in the data dir,
-not in a source), and restore puts them back; nothing else under branding/."""
+not in a source), and restore puts them back; nothing else under branding/. A backup
+is read back and checked before it is kept."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import tarfile
 
 import pytest
 
+from appliance.core import backup as backup_module
 from appliance.core.backup import backup, restore
 from appliance.core.datadir import DataDir
 from appliance.errors import ConfigError
@@ -47,3 +49,23 @@ def test_nothing_else_under_branding_is_restored(tmp_path, name):
         crafted.addfile(info, io.BytesIO(b"evil"))
     with pytest.raises(ConfigError, match="not a backup"):
         restore(tmp_path / "crafted.tar.gz", DataDir(tmp_path / "target"))
+
+
+def test_a_backup_that_does_not_read_back_whole_is_not_kept(tmp_path, monkeypatch):
+    """The backup is read back and checked before it replaces the target: a key that
+    changed between being written and being checked (or anything missing) fails it,
+    and nothing is left at the target."""
+    data_dir = DataDir(tmp_path / "data")
+    data_dir.prepare()
+    db.connect(data_dir.database).conn.close()
+    target = tmp_path / "out.tar.gz"
+    real_verify = backup_module._verify
+
+    def key_changed_meanwhile(archive_path, data_dir_, names):
+        (data_dir.path / "tls" / "cert.pem").write_bytes(b"another certificate")
+        return real_verify(archive_path, data_dir_, names)
+
+    monkeypatch.setattr(backup_module, "_verify", key_changed_meanwhile)
+    with pytest.raises(ConfigError, match="does not verify: tls/cert.pem changed"):
+        backup_module.backup(data_dir, target)
+    assert not target.exists() and not list(tmp_path.glob(".out.tar.gz*"))

@@ -316,7 +316,10 @@ def test_backup_while_serving_and_restore_elsewhere(tmp_path):
         assert result.returncode == 0, result.stderr
         assert oct(archive.stat().st_mode & 0o777) == "0o600"
         with tarfile.open(archive) as contents:
-            assert "appliance.db" in contents.getnames() and "secrets.key" in contents.getnames()
+            held = set(contents.getnames())
+        # everything a restore needs to be the same appliance: its keys, host keys and TLS pair
+        assert {"appliance.db", "secrets.key", "token.key", "tls/cert.pem", "tls/key.pem"} <= held, held
+        assert "ssh/ssh_host_ed25519_key" in held
         # a running daemon's data dir cannot be restored over
         refused = run("restore", str(archive), "--data-dir", str(daemon.data_dir), "--force", env=daemon.env)
         assert_one_line_error(refused, "a daemon is serving it")
@@ -325,8 +328,9 @@ def test_backup_while_serving_and_restore_elsewhere(tmp_path):
     target = tmp_path / "b" / "data"
     result = run("restore", str(archive), "--data-dir", str(target))
     assert result.returncode == 0, result.stderr
-    for name in ("secrets.key", "token.key", "ssh/ssh_host_ed25519_key"):
-        assert (target / name).read_bytes() == (daemon.data_dir / name).read_bytes()
+    for name in ("secrets.key", "token.key", "ssh/ssh_host_ed25519_key", "tls/cert.pem", "tls/key.pem"):
+        assert (target / name).read_bytes() == (daemon.data_dir / name).read_bytes(), name
+    assert (target / "tls").stat().st_mode & 0o777 == 0o700 and (target / "tls/key.pem").stat().st_mode & 0o777 == 0o600
     conn = sqlite3.connect(target / "appliance.db")
     assert {r[0] for r in conn.execute("SELECT username FROM profiles")} == {"admin", "alice"}
     assert run("check", "--data-dir", str(target), env=free_listeners()).returncode == 0
