@@ -52,6 +52,7 @@ class FtpSettings:
     login_grace_time: int = 60  # seconds to sign in before the connection is closed (421), as [sftp]'s
     transfer_timeout: int = 300  # seconds a data connection may stall
     require_tls: bool = False  # refuse every sign-in before AUTH TLS (organisations and profiles can require it too)
+    require_tls_session_reuse: bool = True  # FTPS data connections must resume the control connection's TLS session
 
 
 @dataclass

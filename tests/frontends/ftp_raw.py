@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import socket
 import ssl
+import struct
+
+from OpenSSL import SSL
 
 
 def tls_client(maximum: ssl.TLSVersion | None = None) -> ssl.SSLContext:
@@ -49,6 +52,24 @@ class RawFTP:
         self.file.close()
         self.sock = self.tls.wrap_socket(self.sock, server_hostname="127.0.0.1")
         self.file = self.sock.makefile("rb")
+
+    def start_pyopenssl_tls(self) -> SSL.Connection:
+        """AUTH TLS with pyOpenSSL instead (it can leave what the server sends unread, as
+        lftp does); returns the control connection, whose get_session() a pyOpenSSL data
+        connection resumes."""
+        code, text = self.cmd("AUTH TLS")
+        assert code == 234, text
+        self.file.close()
+        # pyOpenSSL needs a blocking socket; a receive timeout still ends a wait for a reply
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(None)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", int(timeout), 0))
+        connection = SSL.Connection(SSL.Context(SSL.TLS_CLIENT_METHOD), self.sock)
+        connection.set_connect_state()
+        connection.do_handshake()
+        self.sock = connection  # sendall and recv from pyOpenSSL, close from the socket
+        self.file = _Lines(connection)
+        return connection
 
     def tls_data(self, port: int, session: ssl.SSLSession | None | bool = True) -> ssl.SSLSocket:
         """A data connection in TLS (PROT P), offering the control connection's session
@@ -121,6 +142,50 @@ class RawFTP:
             return True
         except TimeoutError:
             return False
+
+
+class _Lines:
+    """readline() over a pyOpenSSL connection (RawFTP.reply reads replies so)."""
+
+    def __init__(self, connection: SSL.Connection):
+        self._connection = connection
+        self._buffer = b""
+
+    def readline(self) -> bytes:
+        while b"\n" not in self._buffer:
+            try:
+                chunk = self._connection.recv(4096)
+            except SSL.ZeroReturnError:
+                chunk = b""
+            if not chunk:
+                break
+            self._buffer += chunk
+        line, newline, self._buffer = self._buffer.partition(b"\n")
+        return line + newline
+
+    def close(self) -> None:
+        pass
+
+
+def tls_received(conn: socket.socket, context: ssl.SSLContext, session: ssl.SSLSession | None = None) -> bytes:
+    """A TLS handshake on the data connection `conn` offering `session` (None: a full
+    handshake), then everything read until the server closes it. b"" when the server
+    drops it as the handshake ends (under TLS 1.2 the client's handshake fails then,
+    under TLS 1.3 it has finished first and the first read sees the reset)."""
+    try:
+        tls = context.wrap_socket(conn, server_hostname="127.0.0.1", session=session)
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
+        conn.close()
+        return b""
+    chunks = []
+    try:
+        while chunk := tls.recv(65536):
+            chunks.append(chunk)
+    except (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
+        pass
+    finally:
+        tls.close()
+    return b"".join(chunks)
 
 
 def read_all(conn: socket.socket) -> bytes:

@@ -77,12 +77,13 @@ def test_an_ftps_upload_closed_without_reading_anything_is_saved(daemon, user):
     home = daemon.home(user)
     payload = os.urandom(8 << 20)
     with RawFTP(daemon.ftp_port) as ftp:
-        ftp.start_tls()
+        control = ftp.start_pyopenssl_tls()
         ftp.login(user, PASSWORD)
         assert ftp.cmd("PBSZ 0")[0] == 200 and ftp.cmd("PROT P")[0] == 200
         sock = ftp.data(ftp.epsv())
         sock.settimeout(None)
-        data = SSL.Connection(SSL.Context(SSL.TLS_CLIENT_METHOD), sock)
+        data = SSL.Connection(control.get_context(), sock)
+        data.set_session(control.get_session())  # as lftp, the control connection's session
         data.set_connect_state()
         data.do_handshake()
         assert data.get_protocol_version_name() == "TLSv1.3"

@@ -30,5 +30,6 @@ def ftp_factory(core) -> FTPFactory:
         admission=core.signin,  # bans, then connection limits
         tls=core.tls,
         require_tls=settings.ftp.require_tls,
+        require_tls_session_reuse=settings.ftp.require_tls_session_reuse,
         login_grace=settings.ftp.login_grace_time,
     )

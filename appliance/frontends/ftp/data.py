@@ -4,8 +4,13 @@ RETR, STOR, APPE, ABOR, ALLO) and the watch on a running transfer; transfer.py
 holds the data connection itself and the files moved over it.
 
 - passive ports come from the configured range, on the control connection's local
-  address, accepting only the control connection's peer; PORT/EPRT go only to the
-  client's own address and unprivileged ports;
+  address, accepting one connection per PASV/EPSV and only from the control
+  connection's peer; PORT/EPRT go only to the client's own address and unprivileged
+  ports. Over plain FTP, two connections from that address before a transfer took
+  the first are both dropped; another client there that connects first and alone
+  still gets the data connection (nothing tells it from the client). Under PROT P a
+  data connection must resume the control connection's TLS session, which only the
+  client has (transfer.DataChannelFactory);
 - the control connection keeps reading while a transfer runs, so ABOR works and a
   lost control connection is noticed at once (an upload whose client died is never
   committed).
@@ -25,8 +30,17 @@ from twisted.protocols import ftp
 from ...errors import ClientGone
 from ...threads import spawn
 from ..tcp_state import peer_has_closed
-from .errors import BadArgument, DataConnectionFailed, TransferAborted, ftp_reply
-from .transfer import DataChannelFactory, ReadFile, Transfer, broken_because, closed_cleanly, describe, plain_host
+from .errors import BadArgument, DataConnectionFailed, DataConnectionRefused, TransferAborted, ftp_reply
+from .transfer import (
+    DataChannelFactory,
+    ReadFile,
+    Transfer,
+    broken_because,
+    closed_cleanly,
+    describe,
+    plain_host,
+    refused_because,
+)
 
 log = Logger()
 
@@ -168,11 +182,7 @@ class DataConnections:
                     channel.abort()
                     consumer.stop()
                     await consumer.drained()
-                    raise TransferAborted(
-                        transfer.cancelled
-                        or broken_because(outcome)
-                        or "The data connection broke before the upload finished."
-                    )
+                    raise _broken(outcome, transfer.cancelled, "The data connection broke before the upload finished.")
                 await consumer.drained()
                 # A killed client closes both connections at once, and the data side may
                 # look clean: commit only if the control connection is still open. Its
@@ -216,9 +226,7 @@ class DataConnections:
                 raise TransferAborted(transfer.cancelled)
             if not closed_cleanly(outcome):
                 log.info("FTP download not complete: {why}", why=describe(outcome))
-                raise TransferAborted(
-                    broken_because(outcome) or "The data connection broke before the download finished."
-                )
+                raise _broken(outcome, None, "The data connection broke before the download finished.")
             return sent
         finally:
             self._end(transfer)
@@ -392,11 +400,21 @@ class DataConnections:
         if port < 1024:
             return 504, f"{command} refused: ports below 1024 are not allowed."
         self._reset_data()
-        factory = DataChannelFactory(self, peer, self.clock)
+        factory = DataChannelFactory(self, peer, self.clock, passive=False)
         local = self._local_host()
         self.dtpPort = self.clock.connectTCP(host, port, factory, timeout=DATA_CONNECT_TIMEOUT, bindAddress=(local, 0))
         self.dtpFactory = factory
         return 200, f"{command} command successful."
+
+
+def _broken(outcome, cancelled: str | None, otherwise: str) -> Exception:
+    """What a transfer whose data connection did not end cleanly answers: the refusal of a
+    TLS data connection that did not resume the control connection's session (522), else
+    why it was cancelled or broke (426)."""
+    refusal = refused_because(outcome)
+    if refusal is not None:
+        return DataConnectionRefused(refusal)
+    return TransferAborted(cancelled or broken_because(outcome) or otherwise)
 
 
 class DataCommand:

@@ -41,6 +41,11 @@ class DataConnectionFailed(Exception):
     """No data connection could be set up or opened: 425."""
 
 
+class DataConnectionRefused(Exception):
+    """A data connection was refused because it may not be the client's own (its TLS
+    handshake did not resume the control connection's session): 522, as vsftpd."""
+
+
 class BadArgument(Exception):
     """A malformed argument: 501 with this message."""
 
@@ -54,6 +59,8 @@ def ftp_reply(error: BaseException | Failure) -> tuple[int, str]:
             return code, str(value)
     if isinstance(value, TransferAborted):
         return 426, str(value) or "Transfer aborted."
+    if isinstance(value, DataConnectionRefused):
+        return 522, str(value)
     if isinstance(value, DataConnectionFailed):
         return 425, str(value) or "Cannot open the data connection."
     log.failure("unexpected error in the FTP front end", failure)

@@ -79,6 +79,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
     admission = None  # core.signin: admit(address, protocol, drop=, end=) -> ticket, or ApplianceError
     tls = None  # the appliance's TLS context factory (core.tls), or None: no AUTH TLS
     require_tls = False  # [ftp] require_tls: no USER before AUTH TLS
+    require_tls_session_reuse = True  # [ftp] require_tls_session_reuse: TLS data connections resume the control's
     login_grace = 60  # [ftp] login_grace_time: seconds to sign in before 421 and the connection closed
 
     def __init__(self):
@@ -309,6 +310,7 @@ class FTPFactory(ftp.FTPFactory):
         admission=None,
         tls=None,
         require_tls: bool = False,
+        require_tls_session_reuse: bool = True,
         login_grace: int = 60,
     ):
         super().__init__(portal)
@@ -321,6 +323,7 @@ class FTPFactory(ftp.FTPFactory):
         self.masquerade = masquerade
         self.tls = tls
         self.require_tls = require_tls
+        self.require_tls_session_reuse = require_tls_session_reuse
 
     def buildProtocol(self, addr):
         wrapper = super().buildProtocol(addr)
@@ -332,5 +335,6 @@ class FTPFactory(ftp.FTPFactory):
             session.admission = self.admission
             session.tls = self.tls
             session.require_tls = self.require_tls
+            session.require_tls_session_reuse = self.require_tls_session_reuse
             session.login_grace = self.login_grace
         return wrapper

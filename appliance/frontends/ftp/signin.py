@@ -7,9 +7,13 @@ explicit FTPS (RFC 4217: AUTH, PBSZ, PROT, CCC).
 - sign-in goes through the portal with the peer's address, no anonymous access,
   and a bounded number of failed attempts per connection; a client that never
   signs in is closed after [ftp] login_grace_time;
-- AUTH TLS starts TLS on this connection with the appliance's context, PBSZ/PROT
+- AUTH TLS starts TLS on this connection with a context of its own (core.tls), PBSZ/PROT
   choose TLS for data connections, CCC is refused, and [ftp] require_tls refuses
-  USER before AUTH TLS.
+  USER before AUTH TLS;
+- a TLS data connection must resume the control connection's TLS session (vsftpd's
+  require_ssl_reuse; FileZilla, lftp and curl do): another client at the same address
+  cannot take a session's data connection, since it has no session of that context to
+  resume. [ftp] require_tls_session_reuse = false relaxes it for clients that never resume.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from twisted.internet.interfaces import IOpenSSLContextFactory, ITLSTransport
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from ...core.tls import resumes
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
 from .errors import BadArgument
@@ -32,12 +37,18 @@ MAX_LOGIN_FAILURES = 5  # per connection, then it is closed
 # AUTH TLS (RFC 4217) and its aliases; SSL and TLS-P (older drafts) imply PROT P.
 AUTH_MECHANISMS = {"TLS": "C", "TLS-C": "C", "SSL": "P", "TLS-P": "P"}
 TLS_REQUIRED = "This server requires FTPS: send AUTH TLS before USER (plain-text FTP passwords are refused)."
+NOT_RESUMED = (
+    "The data connection did not resume the control connection's TLS session, so it was refused "
+    "(it may not be yours). Use a client that reuses the TLS session on data connections "
+    "(FileZilla, lftp, curl), or ask the administrator to set [ftp] require_tls_session_reuse = false."
+)
 
 
 @implementer(IOpenSSLContextFactory)
 class PinnedContext:
-    """One TLS context for a control connection and its data connections, even if
-    the certificate is reloaded meanwhile: sessions resume only within a context."""
+    """The TLS context of a control connection and its data connections (one of their
+    own, core.tls.ReloadableTLS.isolated_context), kept even if the certificate is
+    reloaded meanwhile: sessions resume only within a context."""
 
     def __init__(self, context):
         self._context = context
@@ -182,7 +193,7 @@ class SignIn:
             return 504, f"AUTH {name[:20]} is not supported: use AUTH TLS."
         if self.tls is None or not ITLSTransport.providedBy(self.transport):
             return 502, "FTPS is not available on this listener: use SFTP."
-        context = PinnedContext(self.tls.getContext())
+        context = PinnedContext(self.tls.isolated_context())
         self.reply_code(234, f"AUTH {name} accepted: start the TLS handshake.")
         # Whatever came after the AUTH line was sent in plain text, before the
         # handshake: a man in the middle could have put it there (as in the STARTTLS
@@ -232,3 +243,13 @@ class SignIn:
     def data_tls(self) -> PinnedContext | None:
         """The TLS context for a data connection made now (PROT P), or None (clear)."""
         return self._tls if self._protection == "P" else None
+
+    def data_tls_refusal(self, data) -> str | None:
+        """Why a TLS data connection whose handshake just finished (`data`: its
+        OpenSSL connection) is refused, or None when it may carry this session's data."""
+        if not self.require_tls_session_reuse:
+            return None
+        control = None if self._lost else self.transport.getHandle()  # None once the connection is gone
+        if control is not None and resumes(data, control):
+            return None
+        return NOT_RESUMED

@@ -24,7 +24,7 @@ from zope.interface import implementer
 
 from ...core.files import Reader, SocketError, Writer
 from ...threads import as_deferred
-from .errors import DataConnectionFailed
+from .errors import DataConnectionFailed, DataConnectionRefused
 from .twisted_private import HoldingTLS
 
 log = Logger()
@@ -68,6 +68,14 @@ class TLSHandshakeFailed(ConnectionLost):
         return f"The TLS handshake on the data connection failed ({self.args[0] if self.args else 'no detail'})."
 
 
+class TLSSessionRefused(ConnectionLost):
+    """A TLS data connection was refused after its handshake: it did not resume the
+    control connection's TLS session (SignIn.data_tls_refusal says why)."""
+
+    def __str__(self) -> str:
+        return self.args[0] if self.args else "The TLS data connection was refused."
+
+
 class DataTLS(HoldingTLS):
     """TLS, as the server, on one data connection (PROT P). It remembers how the TCP
     connection itself ended, which TLS alone reports only as 'lost'.
@@ -105,7 +113,8 @@ class DataChannel(ftp.DTP):
     Under TLS (`secure`), an upload ends cleanly only with the client's close_notify:
     a bare TCP close could be an attacker's truncation (curl, lftp and Python's ftplib
     send close_notify). A download ends cleanly when the client closes after our
-    close_notify, with or without its own."""
+    close_notify, with or without its own. A connection whose handshake did not resume
+    the control connection's TLS session is refused as the handshake ends (`refused`)."""
 
     def __init__(self, secure: bool = False):
         self.secure = secure
@@ -121,6 +130,7 @@ class DataChannel(ftp.DTP):
         self._producing = False  # a producer (a download) is registered with the transport
         self._written = 0
         self._handed_over = None  # the stop flag of the core transfer (thread or reactor sendfile) using the socket
+        self.refused: str | None = None  # why the TLS handshake's outcome refused this connection
 
     def connectionMade(self):
         self.isConnected = True
@@ -205,6 +215,8 @@ class DataChannel(ftp.DTP):
 
     def _tls_outcome(self, reason: Failure) -> Failure:
         """How a TLS data connection ended, as a plain one would say it."""
+        if self.refused is not None:
+            return Failure(TLSSessionRefused(self.refused))
         tls = self.transport
         handle = tls.getHandle()
         if handle is None:
@@ -230,9 +242,23 @@ class DataChannel(ftp.DTP):
         return Failure(TruncatedTLS())
 
     def handshakeCompleted(self) -> None:  # IHandshakeListener, called by the TLS layer
+        refusal = self.pi.data_tls_refusal(self.transport.getHandle())
+        if refusal is not None:
+            self._refuse(refusal)
+            return
         self._handshake_done = True
         if self._finishing and self.isConnected and not self._aborted:
             self.transport.loseConnection()  # finish() came first (an empty file or listing)
+
+    def _refuse(self, why: str) -> None:
+        """Drop a connection that may not carry this session's data, before anything more
+        is sent on it or read from it: not our last handshake message under TLS 1.2, not
+        the session tickets under TLS 1.3 (held by DataTLS), not the file."""
+        self.refused = why
+        self._aborted = True
+        self.transport.transport.abortConnection()  # the TCP connection: nothing more leaves
+        self.transport.abortConnection()  # the TLS layer: nothing more is read or written
+        self.factory.channel_refused(self, why)
 
     def when_closed(self) -> defer.Deferred:
         """Fires (with None) once the connection is closed; `reason` says how."""
@@ -251,7 +277,11 @@ class DataChannel(ftp.DTP):
     def unregisterProducer(self):
         if self._producing and self.transport is not None:
             self._producing = False
-            self.transport.unregisterProducer()
+            # A lost connection has let go of its producer already; and Twisted's TLS, asked
+            # after its loss while closing, would try to send a close_notify without a TLS
+            # connection (a refused data connection is closed while a download runs).
+            if self.isConnected:
+                self.transport.unregisterProducer()
 
     def write(self, data: bytes) -> None:
         if self.isConnected:
@@ -303,32 +333,48 @@ class DataChannel(ftp.DTP):
 
 
 WAITING, CONNECTED, FAILED = "waiting", "connected", "failed"  # a DataChannelFactory's phases
+TWO_CONNECTIONS = (
+    "Two data connections came from your address for one PASV/EPSV, so one may be someone else's: "
+    "neither was used. Send PASV or EPSV again (with FTPS and PROT P this cannot happen)."
+)
 
 
 class DataChannelFactory(ftp.DTPFactory):
     """Makes the one data connection of a PASV/EPSV or PORT/EPRT, and only with
-    the control connection's peer: connections from other addresses are dropped.
+    the control connection's peer: connections from other addresses are dropped,
+    and so is any connection after the first (in plain FTP, one that comes before a
+    transfer took the first drops both: `_second_connection`).
 
     Under PROT P the connection is wrapped in TLS as the server, in whichever
-    direction it was opened, with the control connection's context: OpenSSL's
-    session cache is per context, so the client can resume the control
-    connection's session (lftp and FileZilla expect to)."""
+    direction it was opened, with the control connection's context (one of its
+    own): the client resumes the control connection's session (FileZilla, lftp
+    and curl do), and one that does not is refused as its handshake ends
+    (SignIn.data_tls_refusal). Someone else at the client's address who took a
+    passive port first has no session of that context to resume: refused before
+    any transfer used it, the port waits for the client's own connection (that
+    refusal answers a transfer that comes while none is there); refused once a
+    transfer has it, that transfer ends with the refusal (522)."""
 
     noisy = False
 
-    def __init__(self, pi, peer_host: str, reactor):
+    def __init__(self, pi, peer_host: str, reactor, passive: bool = True):
         super().__init__(pi, peerHost=peer_host, reactor=reactor)
         self._clock = reactor
+        self._passive = passive
         self._phase = WAITING  # then CONNECTED or FAILED
         self.deferred.addErrback(lambda _: None)  # twisted's; we use when_connected
         self.channel: DataChannel | None = None
+        self._taken = False  # a transfer has the channel
+        self._refusal: str | None = None  # why a connection was refused after its TLS handshake
         self._failure: Exception | None = None
         self._waiters: list[defer.Deferred] = []
 
     def buildProtocol(self, addr):
-        if self._phase != WAITING:
-            return None
         host = plain_host(addr.host)
+        if self._phase != WAITING:
+            if host == self.peerHost and self._phase == CONNECTED:
+                self._second_connection()
+            return None
         if host != self.peerHost:
             log.warn(
                 "refused an FTP data connection from {host}: the control connection comes from {peer}",
@@ -346,6 +392,23 @@ class DataChannelFactory(ftp.DTPFactory):
             return channel
         return DataTLS(TLSMemoryBIOFactory(tls, False, self, self._clock), channel)
 
+    def _second_connection(self) -> None:
+        """Another connection from the client's address, for a set-up that has one. It is
+        refused. Under TLS the first proves itself by resuming the control connection's
+        session (or is refused in turn). In plain FTP nothing tells the client's own from
+        someone else's: until a transfer has the first, neither is used (the transfer
+        answers 425 and the client sends PASV again); once a transfer has it, it goes on."""
+        channel = self.channel
+        if channel is None or channel.secure or self._taken:
+            return
+        log.warn("refused two FTP data connections from {host} for one passive set-up", host=self.peerHost)
+        self._phase = FAILED
+        self.channel = None
+        if self.pi.dtpInstance is channel:
+            self.pi.dtpInstance = None
+        self._fail(DataConnectionFailed(TWO_CONNECTIONS))
+        channel.abort()
+
     def stopFactory(self):
         self.cancelTimeout()
 
@@ -353,8 +416,23 @@ class DataChannelFactory(ftp.DTPFactory):
         self.channel = channel
         self.pi.dtpInstance = channel
         waiters, self._waiters = self._waiters, []
+        self._taken = bool(waiters)
         for d in waiters:
             d.callback(channel)
+
+    def channel_refused(self, channel: DataChannel, why: str) -> None:
+        """`channel`'s TLS handshake did not resume the control connection's session."""
+        log.warn(
+            "refused an FTP data connection from {host}: its TLS handshake did not resume the control "
+            "connection's TLS session",
+            host=self.peerHost,
+        )
+        self._refusal = why
+        if self._passive and channel is self.channel and not self._taken and self._phase == CONNECTED:
+            self.channel = None  # no transfer has it: the port takes the next connection
+            if self.pi.dtpInstance is channel:
+                self.pi.dtpInstance = None
+            self._phase = WAITING
 
     def clientConnectionFailed(self, connector, reason):
         if self._phase != WAITING:
@@ -376,11 +454,15 @@ class DataChannelFactory(ftp.DTPFactory):
             d.errback(error)
 
     def when_connected(self) -> defer.Deferred:
-        """Fires with the DataChannel once the client (or our PORT connect) made it."""
+        """Fires with the DataChannel once the client (or our PORT connect) made it. A
+        refused TLS connection, with none since, answers at once with the refusal."""
         if self.channel is not None:
+            self._taken = True
             return defer.succeed(self.channel)
         if self._failure is not None:
             return defer.fail(self._failure)
+        if self._refusal is not None:
+            return defer.fail(DataConnectionRefused(self._refusal))
         d = defer.Deferred(lambda d: self._waiters.remove(d))
         self._waiters.append(d)
         return d
@@ -399,6 +481,13 @@ def describe(outcome) -> str:
     if kind == "closed":
         return f"the data connection closed: {detail.getErrorMessage()} ({detail.type.__name__})"
     return f"{kind}: {detail}"
+
+
+def refused_because(outcome) -> str | None:
+    """Why a TLS data connection was refused after its handshake, if it was."""
+    if outcome[0] == "closed" and outcome[1].check(TLSSessionRefused):
+        return str(outcome[1].value)
+    return None
 
 
 def broken_because(outcome) -> str | None:
