@@ -30,6 +30,12 @@ def _load_settings(args) -> config.Settings:
     return settings
 
 
+def _serve_command(args) -> str:
+    """The command that serves what this one worked on: the --config and --data-dir it was given."""
+    given = (("config", args.config), ("data-dir", args.data_dir))
+    return "appliance serve" + "".join(f" --{flag} {shlex.quote(value)}" for flag, value in given if value)
+
+
 def _read_password(args, prompt: str = "Password: ") -> str:
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
@@ -97,11 +103,9 @@ def cmd_setup(args) -> int:
 
     async def work(core):
         created = await core.organisations.initialize(args.org, args.username, args.email, password)
-        given = (("config", args.config), ("data-dir", args.data_dir))
-        where = "".join(f" --{flag} {shlex.quote(value)}" for flag, value in given if value)
         print(
             f"Set up organisation {args.org!r} (subdomain {created.subdomain}) with admin {args.username!r}.\n"
-            f"Data dir: {settings.data_path}\nStart the daemon with: appliance serve{where}"
+            f"Data dir: {settings.data_path}\nStart the daemon with: {_serve_command(args)}"
         )
 
     return _run_core(settings, work)
@@ -359,7 +363,7 @@ def cmd_restore(args) -> int:
 
     settings = _load_settings(args)
     restore(args.file, DataDir(settings.data_path), force=args.force)
-    print(f"Restored {args.file} into {settings.data_path}. Start the daemon with: appliance serve")
+    print(f"Restored {args.file} into {settings.data_path}. Start the daemon with: {_serve_command(args)}")
     return 0
 
 

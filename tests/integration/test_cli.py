@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import sqlite3
 import subprocess
@@ -336,6 +337,17 @@ def test_backup_while_serving_and_restore_elsewhere(tmp_path):
     assert run("check", "--data-dir", str(target), env=free_listeners()).returncode == 0
     again = run("restore", str(archive), "--data-dir", str(target))
     assert_one_line_error(again, "already has a database; add --force")
+
+    # the next step it names is the whole command: the data dir and config it was given
+    assert result.stdout.strip().endswith(f"Start the daemon with: appliance serve --data-dir {target}"), result.stdout
+    config = tmp_path / "c" / "appliance.toml"
+    config.parent.mkdir()
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "c" / "data"}"\n')
+    told = run("restore", str(archive), "--config", str(config)).stdout.strip()
+    assert told.endswith(f"Start the daemon with: appliance serve --config {config}"), told
+    next_step = shlex.split(told.partition("Start the daemon with: ")[2])
+    assert next_step[:2] == ["appliance", "serve"]
+    assert run("check", *next_step[2:], env=free_listeners()).returncode == 0  # it names the restored data dir
 
 
 def test_restore_refuses_what_is_not_a_backup(tmp_path):
