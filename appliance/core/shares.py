@@ -19,6 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
 
+from twisted.internet import defer
+
 from ..errors import (
     AlreadyExists,
     ApplianceError,
@@ -231,13 +233,22 @@ class Shares:
             f"{clean(account.profile.username)} made {what} {clean(path)} (share {share_id}) "
             f"until {readable_time(expires_at)}{extras}",
         )  # fmt: skip
-        if recipients:
-            self._mail(account, share, url, recipients, note)
+        mailed = await self._mail(account, share, url, recipients, note) if recipients else []
+        who = clean(account.profile.username)
+        sent = [m["to"] for m in mailed if m["sent"]]
+        failed = [f"{m['to']} ({m['error']})" for m in mailed if not m["sent"]]
+        if sent:
             await self._audit.change(
                 account, protocol, address, "share", path,
-                f"{clean(account.profile.username)} mailed the link of share {share_id} to {', '.join(recipients)}",
+                f"{who} mailed the link of share {share_id} to {', '.join(sent)}",
             )  # fmt: skip
-        return dict(view(share), url=url, token=token)
+        if failed:
+            await self._audit.change(
+                account, protocol, address, "share", path,
+                f"The link of share {share_id} could not be mailed to {', '.join(failed)}; it was shown to {who} "
+                "to hand over, and the appliance keeps trying to mail it",
+            )  # fmt: skip
+        return dict(view(share), url=url, token=token, mail=mailed)
 
     def _may_mail(self, account: Account, recipients: list[str]) -> None:
         """Count the mails to `recipients`, or refuse (RateLimited, before the link is made)
@@ -309,7 +320,9 @@ class Shares:
             return []
         return list(dict.fromkeys(v.strip() for v in value))
 
-    def _mail(self, account: Account, share: Share, url: str, recipients: list[str], note: str) -> None:
+    async def _mail(self, account: Account, share: Share, url: str, recipients: list[str], note: str) -> list[dict]:
+        """Mail the link to each recipient at once and wait for the mail server's answers:
+        [{to, sent, error}] (a failed one is retried in the background)."""
         who, name = clean(account.profile.username), clean(share_name(share))
         expires = share.expires_at[:16].replace("T", " ") + " UTC"
         if share.upload_only:
@@ -328,8 +341,10 @@ class Shares:
             f"<p>Hello,</p><p>{escape(intro)}</p>{html_note if note else ''}"
             f'<p><a href="{escape(url)}">Open the link</a></p><p>{escape(" ".join(terms))}</p>'
         )
-        for recipient in recipients:
-            self._mailer.send(recipient, subject, text, html)
+        errors = await defer.gatherResults(
+            [defer.Deferred.fromCoroutine(self._mailer.send_now(r, subject, text, html)) for r in recipients]
+        )
+        return [{"to": r, "sent": e is None, "error": e} for r, e in zip(recipients, errors, strict=True)]
 
     async def _owned(self, account: Account, share_id: int) -> Share:
         """A share the caller may manage: their own, or any of the organisation's for an admin."""

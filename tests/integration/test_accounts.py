@@ -207,3 +207,25 @@ def test_a_new_organisations_admin_whose_mail_failed_gets_the_link_through_the_o
          "new_password2": "lost-boss-pass-1"},
     )  # fmt: skip
     assert done.status == 200 and Api(unmailed_daemon).login("lostboss", "lost-boss-pass-1").status == 200
+
+
+def test_a_share_link_mail_says_whether_it_was_sent(mail_daemon, smtp, unmailed_daemon):
+    """A link mailed to recipients answers, per recipient, whether the mail server took it;
+    one that failed is told (with the link to hand over) and audited as failed, not as mailed."""
+    for daemon, mailed in ((mail_daemon, True), (unmailed_daemon, False)):
+        daemon.add_profile("sharer")
+        daemon.home("sharer").mkdir(parents=True, exist_ok=True)
+        (daemon.home("sharer") / "report.txt").write_text("the report")
+        sharer = signed_in(daemon, "sharer", "user-password-1")
+        made = sharer.post("shares/", {"path": "/report.txt", "recipients": ["reader@example.com"]})
+        assert made.status == 201, made.body
+        [answer] = made.body["mail"]
+        assert answer["to"] == "reader@example.com" and answer["sent"] is mailed, answer
+        assert (answer["error"] is None) is mailed and made.body["url"], made.body
+        told = [row["message"] for row in daemon.logs("share")]
+        if mailed:
+            assert link_in(smtp.wait_for("reader@example.com")) == made.body["url"]
+            assert any("mailed the link of share" in m for m in told) and not any("could not" in m for m in told)
+        else:
+            assert any("could not be mailed to reader@example.com" in m for m in told), told
+            assert not any("sharer mailed the link" in m for m in told), told
