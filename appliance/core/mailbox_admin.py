@@ -103,22 +103,45 @@ class MailboxAdmin:
 
     async def create(self, account: Account, body: dict, address: str) -> dict:
         """Validate, save and audit a new mailbox (its host checked first)."""
-        mailbox_id = await self._store.run(mailbox_queries.insert_mailbox, await self.values(account, body))
+        values = await self.values(account, body)
+        warning = await self._host_warning(values, None)
+        mailbox_id = await self._store.run(mailbox_queries.insert_mailbox, values)
         mailbox = await self.get(account, mailbox_id)
         await self._told(account, address, f"{account.profile.username} created the mailbox {mailbox.name}")
-        return await self.show(account, mailbox)
+        return _warned(await self.show(account, mailbox), warning)
 
     async def change(self, account: Account, mailbox_id: int, body: dict, address: str) -> dict:
         """Validate a change; only what really changes is written and told."""
         existing = await self.get(account, mailbox_id)
         values = await self.values(account, body, existing)
+        warning = await self._host_warning(values, existing)
         changed = await self.describe_change(account, existing, values)
         if changed:
             await self._store.run(mailbox_queries.update_mailbox, account.organisation.id, mailbox_id, values)
             await self._told(
                 account, address, f"{account.profile.username} changed the mailbox {existing.name}: {changed}"
             )
-        return await self.item(account, mailbox_id)
+        return _warned(await self.item(account, mailbox_id), warning)
+
+    async def _host_warning(self, values: dict, existing: Mailbox | None) -> str | None:
+        """Check a new or changed host: one the appliance may never connect to (link-local,
+        cloud metadata, this host without the setting) is refused; one that does not
+        resolve now is saved with a warning, as a mailbox is often made before its server's
+        name is in the DNS (it is looked up again at every poll and test)."""
+        if "host" not in values and "port" not in values:
+            return None
+        host = values.get("host", existing.host if existing else "")
+        port = values.get("port", existing.port if existing else DEFAULT_PORTS[values.get("security", "tls")])
+        try:
+            await self._threads.work(self._destinations.allowed, host, port, self._settings.allow_loopback)
+        except Invalid as e:  # refused: the host field is wrong
+            raise Invalid(e.message, {"host": [e.message]}) from None
+        except Unavailable as e:
+            return (
+                f"{e.message} The mailbox is saved: it is looked up again each time it is polled (when enabled) "
+                "or tested, and its runs say if it still fails."
+            )
+        return None
 
     async def delete(self, account: Account, mailbox_id: int, address: str) -> None:
         existing = await self.get(account, mailbox_id)
@@ -242,18 +265,16 @@ class MailboxAdmin:
             errors["move_to"] = ["Name the folder to move processed messages to."]
         if errors:
             raise Invalid("Some fields are not valid.", errors)
-        if "host" in values or "port" in values:
-            host = values.get("host", existing.host if existing else "")
-            port = values.get("port", existing.port if existing else DEFAULT_PORTS[values.get("security", "tls")])
-            try:
-                await self._threads.work(self._destinations.allowed, host, port, self._settings.allow_loopback)
-            except (Invalid, Unavailable) as e:  # refused, or not resolvable: the host field is wrong
-                raise Invalid(e.message, {"host": [e.message]}) from None
         if existing is None:
             values.setdefault("port", DEFAULT_PORTS[values.get("security", "tls")])
             values["org_id"] = account.organisation.id
             values["created_at"] = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
         return values
+
+
+def _warned(shown: dict, warning: str | None) -> dict:
+    """A mailbox as shown, with what the admin should know about what was saved."""
+    return {**shown, "warning": warning} if warning else shown
 
 
 class _Sample:

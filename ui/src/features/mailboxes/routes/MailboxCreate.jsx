@@ -4,6 +4,7 @@ import { useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useCreateMailbox } from "../api/createMailbox.js";
 import { MailboxForm } from "../components/MailboxForm.jsx";
+import { savedNote } from "../components/savedNote.js";
 
 export function MailboxCreate() {
   usePageTitle("Create a mailbox");
@@ -12,7 +13,8 @@ export function MailboxCreate() {
   const create = useCreateMailbox();
   async function submit(body) {
     const mailbox = await create(body);
-    notify(`Created ${mailbox.name}`, { type: "positive" });
+    const note = savedNote("Created", mailbox);
+    notify(note.message, note.options);
     navigate(`/admin/mailboxes/${mailbox.id}`);
   }
   return (

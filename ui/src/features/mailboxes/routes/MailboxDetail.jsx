@@ -13,6 +13,7 @@ import { useMailbox } from "../api/getMailbox.js";
 import { runMailbox } from "../api/runMailbox.js";
 import { useUpdateMailbox } from "../api/updateMailbox.js";
 import { MailboxForm } from "../components/MailboxForm.jsx";
+import { savedNote } from "../components/savedNote.js";
 
 export function MailboxDetail() {
   const { pid } = useParams();
@@ -28,7 +29,8 @@ export function MailboxDetail() {
   async function save(body) {
     const saved = await update(mailbox.id, body);
     await mutate(saved, { revalidate: false });
-    notify(`Saved ${saved.name}`, { type: "positive" });
+    const note = savedNote("Saved", saved);
+    notify(note.message, note.options);
   }
   async function runNow() {
     try {
