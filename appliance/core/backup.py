@@ -103,13 +103,7 @@ def _verify(archive_path: Path, data_dir: DataDir, names: list[str]) -> None:
         with tempfile.TemporaryDirectory(dir=archive_path.parent) as scratch:
             copy = Path(scratch) / DATABASE
             copy.write_bytes(contents[DATABASE])
-            conn = sqlite3.connect(copy)
-            try:
-                check = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            except sqlite3.DatabaseError as e:
-                check = str(e)
-            finally:
-                conn.close()
+            check, _version = _database_check(copy)
             if check != "ok":
                 problem = f"its database fails its integrity check ({check})"
     if problem is not None:
@@ -148,14 +142,9 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
     with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
         candidate = Path(scratch) / DATABASE
         candidate.write_bytes(contents[DATABASE])
-        conn = sqlite3.connect(candidate)
-        try:
-            check = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise ConfigError(f"{archive_path}: the database in it is damaged ({e})") from None
-        finally:
-            conn.close()
+        check, version = _database_check(candidate)
+        if version is None:
+            raise ConfigError(f"{archive_path}: the database in it is damaged ({check})")
         if check != "ok":
             raise ConfigError(f"{archive_path}: the database in it fails its integrity check: {check}")
         if version > SCHEMA_VERSION:
@@ -171,6 +160,18 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
         os.chmod(candidate, 0o600)
         os.replace(candidate, data_dir.database)
     data_dir.files.mkdir(mode=0o750, exist_ok=True)
+
+
+def _database_check(path: Path) -> tuple[str, int | None]:
+    """(PRAGMA integrity_check's answer, the schema version) of a database file; a file
+    SQLite cannot read at all: (why, None)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        return str(e), None
+    finally:
+        conn.close()
 
 
 def _is_logo(name: str) -> bool:

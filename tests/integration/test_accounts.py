@@ -18,6 +18,15 @@ def link_in(message) -> str:
     return re.search(r"https?://\S+", text).group(0)
 
 
+def accept_invitation(daemon, link: str, password: str):
+    """Choose a password from an invitation link, as its page does: the API's answer."""
+    params = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)
+    return Api(daemon).post(
+        "password/reset/confirm/",
+        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": password, "new_password2": password},
+    )
+
+
 def test_a_reset_link_sets_a_new_password_once(mail_daemon, smtp):
     mail_daemon.add_profile("forgetful")
     api = Api(mail_daemon)
@@ -74,12 +83,7 @@ def test_an_invitation_lets_a_new_person_choose_a_password(mail_daemon, smtp):
     message = smtp.wait_for("invitee@example.com")
     link = link_in(message)
     assert "/auth/register?" in link
-    params = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)
-    done = Api(mail_daemon).post(
-        "password/reset/confirm/",
-        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "chosen-password",
-         "new_password2": "chosen-password"},
-    )  # fmt: skip
+    done = accept_invitation(mail_daemon, link, "chosen-password")
     assert done.status == 200
     assert Api(mail_daemon).login("invitee", "chosen-password").status == 200
 
@@ -135,12 +139,7 @@ def test_an_invitation_that_could_not_be_mailed_gives_its_admin_the_link(unmaile
     invitation = created.body["invitation"]
     assert invitation["mailed"] is False and invitation["error"], invitation
     assert "could not be mailed to unmailed@example.com" in invitation["detail"]
-    params = urllib.parse.parse_qs(urllib.parse.urlparse(invitation["link"]).query)
-    done = Api(daemon).post(
-        "password/reset/confirm/",
-        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "chosen-password",
-         "new_password2": "chosen-password"},
-    )  # fmt: skip
+    done = accept_invitation(daemon, invitation["link"], "chosen-password")
     assert done.status == 200 and Api(daemon).login("unmailed", "chosen-password").status == 200
     assert any("could not be mailed to unmailed@example.com" in row["message"] for row in daemon.logs("profile"))
 
@@ -181,12 +180,7 @@ def test_a_new_organisations_first_admin_is_invited_by_mail(mail_daemon, smtp):
     created = org_with_invited_admin(operator, "Invited Org", "firstboss")
     assert created.status == 201, created.body
     assert created.body["invitation"] == {"mailed": True, "detail": "An invitation was sent to firstboss@example.com."}
-    params = urllib.parse.parse_qs(urllib.parse.urlparse(link_in(smtp.wait_for("firstboss@example.com"))).query)
-    done = Api(mail_daemon).post(
-        "password/reset/confirm/",
-        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "first-boss-pass-1",
-         "new_password2": "first-boss-pass-1"},
-    )  # fmt: skip
+    done = accept_invitation(mail_daemon, link_in(smtp.wait_for("firstboss@example.com")), "first-boss-pass-1")
     assert done.status == 200, done.body
     boss = signed_in(mail_daemon, "firstboss", "first-boss-pass-1")
     assert boss.get("organisation/").body[0]["name"] == "Invited Org"
@@ -200,12 +194,7 @@ def test_a_new_organisations_admin_whose_mail_failed_gets_the_link_through_the_o
     assert created.status == 201, created.body
     invitation = created.body["invitation"]
     assert invitation["mailed"] is False and "could not be mailed to lostboss@example.com" in invitation["detail"]
-    params = urllib.parse.parse_qs(urllib.parse.urlparse(invitation["link"]).query)
-    done = Api(unmailed_daemon).post(
-        "password/reset/confirm/",
-        {"uid": params["uid"][0], "token": params["token"][0], "new_password1": "lost-boss-pass-1",
-         "new_password2": "lost-boss-pass-1"},
-    )  # fmt: skip
+    done = accept_invitation(unmailed_daemon, invitation["link"], "lost-boss-pass-1")
     assert done.status == 200 and Api(unmailed_daemon).login("lostboss", "lost-boss-pass-1").status == 200
 
 
