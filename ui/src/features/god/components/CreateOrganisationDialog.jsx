@@ -1,12 +1,23 @@
+import { useState } from "react";
 import { Dialog } from "../../../components/Dialog.jsx";
 import { FormErrors, TextField, useForm } from "../../../components/forms.jsx";
+import {
+  InvitationLink,
+  invitationNote,
+} from "../../../components/InvitationLink.jsx";
 import { useNotify } from "../../../components/notifications.jsx";
+import { SIGN_IN_PASSWORD_HELP } from "../../../lib/passwords.js";
 import { useCreateOrganisation } from "../api/createOrganisation.js";
 
-/** A new organisation on trial, with its default source and first admin. */
+/**
+ * A new organisation on trial, with its default source and first admin. Without
+ * the admin's password the admin is invited by mail; when the mail server did not
+ * take it, the dialog becomes the invitation's link, for the operator to hand over.
+ */
 export function CreateOrganisationDialog({ onClose }) {
   const notify = useNotify();
   const create = useCreateOrganisation();
+  const [unmailed, setUnmailed] = useState(null);
   const form = useForm({
     name: "",
     subdomain: "",
@@ -15,7 +26,7 @@ export function CreateOrganisationDialog({ onClose }) {
     password: "",
   });
   const save = form.submit(async (values) => {
-    const created = await create({
+    const { invitation, ...created } = await create({
       name: values.name.trim(),
       subdomain: values.subdomain.trim() || null,
       admin: {
@@ -24,9 +35,19 @@ export function CreateOrganisationDialog({ onClose }) {
         password: values.password || null,
       },
     });
-    notify(`Created ${created.name}`, { type: "positive" });
-    onClose();
+    const note = invitationNote(created.name, invitation);
+    notify(note.message, { type: note.type });
+    if (invitation && !invitation.mailed) setUnmailed(invitation);
+    else onClose();
   });
+  if (unmailed)
+    return (
+      <InvitationLink
+        invitation={unmailed}
+        onClose={onClose}
+        help="Outbound mail, below the list, says how mail is doing."
+      />
+    );
   return (
     <Dialog
       title="Create an organisation"
@@ -69,7 +90,7 @@ export function CreateOrganisationDialog({ onClose }) {
           label="First admin's password"
           type="password"
           autoComplete="new-password"
-          help="Empty: the admin is invited by mail."
+          help={`${SIGN_IN_PASSWORD_HELP} Empty: the admin is invited by mail.`}
         />
         <FormErrors form={form} />
       </form>

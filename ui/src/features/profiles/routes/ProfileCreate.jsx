@@ -3,7 +3,7 @@ import { PageHeader } from "../../../components/lists.jsx";
 import { useNotify } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
 import { useCreateProfile } from "../api/createProfile.js";
-import { invitationNote } from "../components/InvitationLink.jsx";
+import { invitationNote } from "../../../components/InvitationLink.jsx";
 import { ProfileForm } from "../components/ProfileForm.jsx";
 
 export function ProfileCreate() {

@@ -1,64 +1,34 @@
-import { useState } from "react";
 import { useLocation, useNavigate, useParams } from "react-router";
-import { useConfirm } from "../../../components/Dialog.jsx";
+import { InvitationLink } from "../../../components/InvitationLink.jsx";
 import { PageHeader } from "../../../components/lists.jsx";
-import {
-  errorText,
-  useAttemptNotify,
-} from "../../../components/notifications.jsx";
+import { errorText } from "../../../components/notifications.jsx";
 import { usePageTitle } from "../../../components/PageMeta.js";
-import { getSession } from "../../../lib/api.js";
 import { formatTime } from "../../../lib/format.js";
-import { useDeleteProfile } from "../api/deleteProfile.js";
 import { useProfile } from "../api/getProfile.js";
-import { inviteProfile } from "../api/inviteProfile.js";
 import { useUpdateProfile } from "../api/updateProfile.js";
-import { InvitationLink } from "../components/InvitationLink.jsx";
 import { ProfileForm } from "../components/ProfileForm.jsx";
+import {
+  invitable,
+  isSelf,
+  useProfileActions,
+} from "../components/useProfileActions.js";
 
 export function ProfileDetail() {
   const { pid } = useParams();
   const { data: profile, error, mutate } = useProfile(pid);
   usePageTitle(profile ? `Profile ${profile.username}` : "Profile");
   const navigate = useNavigate();
-  const notify = useAttemptNotify();
-  const confirm = useConfirm();
   const update = useUpdateProfile();
-  const remove = useDeleteProfile();
-  const self = profile && getSession() && getSession().id === profile.id;
+  const self = isSelf(profile);
   const location = useLocation();
   // an invitation the mail server did not take (from creating the profile, or the invite button)
-  const [invitation, setInvitation] = useState(
-    (location.state && location.state.invitation) || null,
-  );
+  const { notify, invite, destroy, invitation, setInvitation } =
+    useProfileActions((location.state && location.state.invitation) || null);
 
   async function save(body) {
     const saved = await update(profile.id, body);
     await mutate(saved, { revalidate: false });
     notify(`Saved ${saved.username}`, { type: "positive" });
-  }
-  async function invite() {
-    try {
-      const reply = await inviteProfile(profile.id);
-      if (reply.mailed === false) setInvitation(reply);
-      else notify(reply.detail, { type: "positive" });
-    } catch (e) {
-      notify(errorText(e), { type: "negative" });
-    }
-  }
-  async function destroy() {
-    const sure = await confirm({
-      title: "Delete the profile",
-      message: `Delete ${profile.username}? They can no longer sign in. Their files stay in the source.`,
-    });
-    if (!sure) return;
-    try {
-      await remove(profile.id);
-      notify(`Deleted ${profile.username}`, { type: "positive" });
-      navigate("/admin/profiles");
-    } catch (e) {
-      notify(errorText(e), { type: "negative" });
-    }
   }
 
   if (error) {
@@ -78,14 +48,16 @@ export function ProfileDetail() {
         title={profile.username}
         back={["/admin/profiles", "Profiles"]}
       >
-        {profile.email ? (
-          <button className="secondary" onClick={invite}>
+        {invitable(profile) ? (
+          <button className="secondary" onClick={() => invite(profile)}>
             Send invitation
           </button>
         ) : null}
         <button
           className="danger"
-          onClick={destroy}
+          onClick={async () => {
+            if (await destroy(profile)) navigate("/admin/profiles");
+          }}
           disabled={self}
           title={self ? "You cannot delete yourself" : ""}
         >
