@@ -3,31 +3,47 @@
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from twisted.conch.ssh import keys
 
+from ..errors import Invalid
 from ..models import to_iso
 from ..store import Store
 from ..store import dashboard as dashboard_queries
 from .auth import Account
 
 PROTOCOLS = ("sftp", "ftp", "web", "mail")
-MONTHS = 12
+# the chart's periods and how many bars of each it shows: a day-one appliance reads
+# its first transfers by the day, a year-old one by the month
+PERIODS = {"day": 30, "week": 12, "month": 12}
+DEFAULT_PERIOD = "month"
 
 
-def month_labels(now: datetime) -> list[tuple[str, str]]:
-    """The last 12 months, oldest first, as (YYYY-MM, 'Nov 2026')."""
-    year, month = now.year, now.month
-    labels = []
-    for _ in range(MONTHS):
-        labels.append((f"{year:04d}-{month:02d}", datetime(year, month, 1).strftime("%b %Y")))
+def chart_bars(today: date, period: str) -> tuple[list[tuple[date, str]], date]:
+    """The chart's bars, oldest first, as (the first day each counts, its label), and
+    the day after the last one ends. Days: '28 Nov'; weeks from Monday: '24 Nov' (the
+    Monday); months: 'Nov 2026'. Days are UTC, as the log's times are."""
+    count = PERIODS[period]
+    if period == "day":
+        starts = [today - timedelta(days=n) for n in range(count - 1, -1, -1)]
+        return [(d, f"{d.day} {d:%b}") for d in starts], today + timedelta(days=1)
+    if period == "week":
+        monday = today - timedelta(days=today.weekday())
+        starts = [monday - timedelta(weeks=n) for n in range(count - 1, -1, -1)]
+        return [(d, f"{d.day} {d:%b}") for d in starts], monday + timedelta(weeks=1)
+    year, month = today.year, today.month
+    starts = []
+    for _ in range(count):
+        starts.append(date(year, month, 1))
         month -= 1
         if month == 0:
             year, month = year - 1, 12
-    return labels[::-1]
+    end = date(today.year + today.month // 12, today.month % 12 + 1, 1)
+    return [(d, f"{d:%b %Y}") for d in starts[::-1]], end
 
 
 def listener_port(endpoints: list[str], default: int) -> int:
@@ -57,18 +73,30 @@ class Dashboard:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
 
-    async def overview(self, account: Account) -> dict:
+    async def overview(self, account: Account, period: str = "") -> dict:
+        """The dashboard's figures; its chart's `series` by `period` (one of PERIODS;
+        empty: by month), a bar per day, week or month up to today."""
+        period = period or DEFAULT_PERIOD
+        if period not in PERIODS:
+            message = f"Choose one of: {', '.join(PERIODS)}."
+            raise Invalid(f"period: {message}", {"period": [message]})
         now = self._now()
-        labels = month_labels(now)
+        bars, end = chart_bars(now.date(), period)
         data = await self._store.run(
             dashboard_queries.overview,
             account.organisation.id,
             to_iso(now - timedelta(days=30)),
-            labels[0][0] + "-01T00:00:00.000000Z",
+            bars[0][0].isoformat() + "T00:00:00.000000Z",
         )
-        counts = {(protocol, month): n for protocol, month, n in data.pop("monthly")}
+        starts = [start for start, _label in bars]
+        counts = {(protocol, i): 0 for protocol in PROTOCOLS for i in range(len(bars))}
+        for protocol, day, n in data.pop("daily"):
+            when = date.fromisoformat(day)
+            bar = bisect.bisect_right(starts, when) - 1
+            if protocol in PROTOCOLS and bar >= 0 and when < end:  # a clock ahead of ours: in no bar yet
+                counts[(protocol, bar)] += n
         data["series"] = [
-            {"name": protocol, "data": [{"x": label, "y": counts.get((protocol, key), 0)} for key, label in labels]}
+            {"name": protocol, "data": [{"x": label, "y": counts[(protocol, i)]} for i, (_, label) in enumerate(bars)]}
             for protocol in PROTOCOLS
         ]
         return data

@@ -1,4 +1,4 @@
-"""SQL of the dashboard: counters, monthly transfers, latest activity, top users.
+"""SQL of the dashboard: counters, daily transfers, latest activity, top users.
 
 Counting log rows would take a second at a million rows, so the counts come from
 the daily summaries that triggers keep (migration 5): `log_daily` (rows per
@@ -23,24 +23,23 @@ def _next_day(day: str) -> str:
 
 def transfers_since(db: sqlite_utils.Database, org_id: int, since: str) -> Counter:
     """Uploads and downloads at or after `since` (ISO 8601, UTC), counted per
-    (protocol, month, profile id or 0)."""
+    (protocol, day as YYYY-MM-DD, profile id or 0)."""
     counts: Counter = Counter()
     first_day = since[:10]
     whole_from = first_day
     if since > first_day + "T00:00:00.000000Z":  # the window starts inside a day: count its rows
         whole_from = _next_day(first_day)
-        for protocol, month, profile_id, n in db.execute(
-            "SELECT protocol, substr(created_at, 1, 7), ifnull(profile_id, 0), count(*) FROM logs "
+        for protocol, day, profile_id, n in db.execute(
+            "SELECT protocol, substr(created_at, 1, 10), ifnull(profile_id, 0), count(*) FROM logs "
             f"WHERE org_id = ? AND action IN {TRANSFERS} AND created_at >= ? AND created_at < ? GROUP BY 1, 2, 3",
             [org_id, since, whole_from],
         ):
-            counts[(protocol, month, profile_id)] += n
-    for protocol, month, profile_id, n in db.execute(
-        "SELECT protocol, substr(day, 1, 7), profile_id, sum(n) FROM transfer_daily "
-        "WHERE org_id = ? AND day >= ? GROUP BY 1, 2, 3",
+            counts[(protocol, day, profile_id)] += n
+    for protocol, day, profile_id, n in db.execute(
+        "SELECT protocol, day, profile_id, sum(n) FROM transfer_daily WHERE org_id = ? AND day >= ? GROUP BY 1, 2, 3",
         [org_id, whole_from],
     ):
-        counts[(protocol, month, profile_id)] += n
+        counts[(protocol, day, profile_id)] += n
     return counts
 
 
@@ -55,21 +54,24 @@ def top_users(db: sqlite_utils.Database, per_profile: Counter, limit: int = 5) -
     return [{"id": r[0], "username": r[1], "last_login": r[2], "count": per_profile[r[0]]} for r in ranked]
 
 
-def overview(db: sqlite_utils.Database, org_id: int, since_30d: str, since_12m: str) -> dict:
+def overview(db: sqlite_utils.Database, org_id: int, since_30d: str, chart_since: str) -> dict:
+    """The counters, the latest activity, the top users over 30 days, and `daily`: the
+    transfers per (protocol, day) since `chart_since`, which the core puts in the
+    chart's bars (days, weeks or months)."""
     one = lambda sql, *args: db.execute(sql, args).fetchone()[0]  # noqa: E731
     recent = transfers_since(db, org_id, since_30d)
     per_profile: Counter = Counter()
-    for (_protocol, _month, profile_id), n in recent.items():
+    for (_protocol, _day, profile_id), n in recent.items():
         per_profile[profile_id] += n
-    monthly: Counter = Counter()
-    for (protocol, month, _profile_id), n in transfers_since(db, org_id, since_12m).items():
-        monthly[(protocol, month)] += n
+    daily: Counter = Counter()
+    for (protocol, day, _profile_id), n in transfers_since(db, org_id, chart_since).items():
+        daily[(protocol, day)] += n
     return {
         "users": one("SELECT count(*) FROM profiles WHERE org_id = ?", org_id),
         "active_users": one("SELECT count(*) FROM profiles WHERE org_id = ? AND last_login >= ?", org_id, since_30d),
         "log_count": one("SELECT ifnull(sum(n), 0) FROM log_daily WHERE org_id = ?", org_id),
         "file_transfers": sum(recent.values()),
-        "monthly": [(protocol, month, n) for (protocol, month), n in monthly.items()],
+        "daily": [(protocol, day, n) for (protocol, day), n in daily.items()],
         "logs": [
             {"id": r[0], "username": r[1], "created_at": r[2], "message": r[3]}
             for r in db.execute(

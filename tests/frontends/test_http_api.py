@@ -7,7 +7,7 @@ import base64
 import json
 import os
 import socket
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -226,6 +226,25 @@ def test_dashboard_overview_has_the_spec_fields_and_twelve_months(daemon, tmp_pa
     assert web[-1]["y"] >= 1 and " " in web[-1]["x"]  # "Nov 2026"
     assert body["logs"][0].keys() == {"id", "username", "created_at", "message"}
     assert any(u["username"] == "admin" and u["count"] >= 1 for u in body["top_users"])
+
+
+def test_the_dashboard_chart_has_bars_by_day_week_or_month(daemon):
+    api = signed_in(daemon, "admin", ADMIN_PASSWORD)
+    api.post("files/upload/?path=/", raw=multipart("by-day.txt", b"day one"), headers=MULTIPART)
+    today = datetime.now(UTC).date()
+    monday = today - timedelta(days=today.weekday())
+    # a day-one appliance's transfers in today's bar, this week's (from Monday) or this month's
+    for period, bars, last in (
+        ("day", 30, f"{today.day} {today:%b}"),
+        ("week", 12, f"{monday.day} {monday:%b}"),
+        ("month", 12, f"{today:%b %Y}"),
+        ("", 12, f"{today:%b %Y}"),
+    ):
+        body = api.get(f"dashboard/overview/?period={period}").body
+        web = next(s for s in body["series"] if s["name"] == "web")["data"]
+        assert len(web) == bars and web[-1]["x"] == last and web[-1]["y"] >= 1, (period, web[-3:])
+    refused = api.get("dashboard/overview/?period=year")
+    assert refused.status == 400 and refused.body == {"period": ["Choose one of: day, week, month."]}
 
 
 def test_non_admins_get_403_on_admin_calls_but_see_their_information(daemon):

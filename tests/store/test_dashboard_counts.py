@@ -29,9 +29,9 @@ def by_counting(conn, org_id: int) -> dict:
         "file_transfers": one(
             f"SELECT count(*) FROM logs WHERE org_id = ? AND {transfers} AND created_at >= ?", org_id, SINCE_30D
         ),
-        "monthly": sorted(
+        "daily": sorted(
             conn.execute(
-                f"SELECT protocol, substr(created_at, 1, 7), count(*) FROM logs WHERE org_id = ? AND {transfers} "
+                f"SELECT protocol, substr(created_at, 1, 10), count(*) FROM logs WHERE org_id = ? AND {transfers} "
                 "AND created_at >= ? GROUP BY 1, 2",
                 [org_id, SINCE_12M],
             ).fetchall()
@@ -53,7 +53,7 @@ def from_summaries(database, org_id: int) -> dict:
     return {
         "log_count": overview["log_count"],
         "file_transfers": overview["file_transfers"],
-        "monthly": sorted(overview["monthly"]),
+        "daily": sorted(overview["daily"]),
         "top_users": overview["top_users"],
     }
 

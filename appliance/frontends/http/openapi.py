@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ... import __version__
+from ...core.dashboard import PERIODS as CHART_PERIODS
 from ...models import ACTIONS, LOG_PROTOCOLS
 
 # the bounds api.paging() enforces, declared here with the rest of the query parameters
@@ -102,6 +103,7 @@ QUERY = {
     "subdomain": TEXT,
     "overwrite": BOOLEAN,
     "access": TEXT,
+    "period": {"type": "string", "enum": [*CHART_PERIODS, ""], "description": "the chart's bars; empty: month"},
 }  # fmt: skip
 PAGED = ("page", "page_size")
 LOG_FILTERS = (*PAGED, "search", "action", "protocol", "username", "date_from", "date_to")
@@ -172,6 +174,7 @@ INPUTS: dict[str, dict] = {
     },  # fmt: skip
     "PortalApi.organisation_logo": {"upload": "logo", "raw": ("image/png", "image/jpeg", "image/svg+xml")},
     "PortalApi.branding": {"query": ("subdomain",)},
+    "PortalApi.overview": {"query": ("period",)},
     "FilesApi.listing": {"query": ("path", *PAGED)},
     "FilesApi.delete": {"query": ("path",)},
     "FilesApi.download": {"query": ("path", "access")},

@@ -172,8 +172,9 @@ class PortalApi(Resource):
 
     @app.route("/dashboard/overview/", methods=["GET"])
     async def overview(self, request):
+        """The dashboard's figures; ?period=day, week or month (the default) for its chart's bars."""
         account = await authenticate(self.core, request, admin=True)
-        return reply(request, await self.core.dashboard.overview(account))
+        return reply(request, await self.core.dashboard.overview(account, query(request, "period")))
 
     @app.route("/dashboard/information/", methods=["GET"])
     async def information(self, request):
