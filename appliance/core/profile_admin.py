@@ -23,6 +23,7 @@ from .changes import Field, describe_change
 from .passwords import Passwords, profile_scope, validate
 
 SQLITE_MAX = 2**63 - 1  # the largest number a column holds
+ORDERINGS = tuple(profile_queries.ORDERINGS)  # how a listing may be sorted ("-" first: descending)
 SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
 # how a change of each column is told in the audit log
 FIELDS = {
@@ -102,7 +103,12 @@ class ProfileAdmin:
     async def listing(
         self, account: Account, search: str, ordering: str, limit: int, offset: int
     ) -> tuple[int, list[dict]]:
-        """(count, the page of profiles) of `account`'s organisation, found by `search`, sorted by `ordering`."""
+        """(count, the page of profiles) of `account`'s organisation, found by `search`, sorted by
+        `ordering` (one of ORDERINGS; empty: by username)."""
+        ordering = ordering or "username"
+        if ordering not in ORDERINGS:
+            message = f"Choose one of: {', '.join(ORDERINGS)}."
+            raise Invalid(f"ordering: {message}", {"ordering": [message]})
         count, profiles = await self._store.run(
             profile_queries.list_profiles, account.organisation.id, search, ordering, limit, offset
         )

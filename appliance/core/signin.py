@@ -26,6 +26,7 @@ from .passwords import Passwords, profile_scope
 RESTARTING = "The appliance is restarting; try again in a minute."
 GONE_DURING_SIGN_IN = "The connection closed during sign-in."
 FILES_REFUSED = "files_refused"  # the code of a sign-in refused because the files could not be opened
+UNAVAILABLE = "unavailable"  # the code of a sign-in refused while the appliance restarts
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class SignIn:
         """
         username = username.strip()
         if self._auth.closing:
-            raise AuthenticationFailed(RESTARTING, code="unavailable")
+            raise AuthenticationFailed(RESTARTING, code=UNAVAILABLE)
         key = user_key(username)
         self._auth.refuse_if_banned(address, key)  # the address, or this address guessing this name
         profile = None

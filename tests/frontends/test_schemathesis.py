@@ -1,7 +1,10 @@
 """schemathesis against the live daemon: every operation of the OpenAPI document, with
 generated path and query parameters and bodies (valid and invalid: wrong types, huge
 numbers, nesting, long texts), once as an organisation's admin and once as the
-operator (so the god/ endpoints run too); no reply may be a server error.
+operator (so the god/ endpoints run too); no reply may be a server error, every reply
+must be as the document declares it (a documented status and media type, a body that
+matches its schema: replies.py) and every request that breaks the document's schema
+must be refused.
 
 Every operation runs, the destructive ones included; what would end the run's own
 meaning is steered, not left out (see `arranged`): both principals sign in before any
@@ -29,7 +32,15 @@ from schemathesis.engine import Status, events, from_schema
 from ..api_client import Api, signed_in
 from ..helpers import ADMIN_PASSWORD, daemon_with, free_port
 
-CHECKS = ["not_a_server_error"]
+# no server error; every reply as the document declares it (a documented status, its media type, its
+# body's schema: replies.py); every request the document's schemas refuse refused
+CHECKS = [
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_schema_conformance",
+    "negative_data_rejection",
+]
 # a few tens of examples per operation find wrong types, huge numbers and nesting; more for a deeper run by hand
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "25"))
 PASSWORD = "user-password-1"  # helpers.add_profile's
@@ -132,8 +143,9 @@ def failures_of(event) -> list[str]:
     for checks in event.recorder.checks.values():
         for check in checks:
             if check.status == Status.FAILURE and check.failure_info is not None:
-                found.append(f"{event.recorder.label}: {check.failure_info.failure.title}\n"
-                             f"{check.failure_info.code_sample}")  # fmt: skip
+                failure = check.failure_info.failure
+                found.append(f"{event.recorder.label}: {failure.title}\n{failure.message[:2000]}\n"
+                             f"{check.failure_info.code_sample[:2000]}")  # fmt: skip
     return found
 
 
@@ -161,6 +173,8 @@ def run(daemon, caller: Caller, register) -> Counter:
     schema.config.update(workers=1, request_timeout=30)
     schema.config.phases.update(phases=["examples", "coverage", "fuzzing"])
     schema.config.checks.update(included_check_names=CHECKS)
+    rejected = schema.config.checks.negative_data_rejection
+    rejected.expected_statuses = [*rejected.expected_statuses, "413"]  # a body too large is refused unread
     schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True, database="none")
     schema.config.cache.enabled = False  # no .schemathesis/ folder in the work tree
     failures, errors, scenarios = [], [], 0

@@ -33,7 +33,7 @@ from ...errors import (
     Unavailable,
 )
 from ...threads import spawn
-from .openapi import MAX_PAGE, MAX_PAGE_SIZE
+from .openapi import MAX_PAGE, MAX_PAGE_SIZE, SQLITE_MAX
 from .schema import DeclaredKlein, checked_body
 from .twisted_private import client_gone
 
@@ -376,11 +376,13 @@ def paging(request, default: int = 25) -> tuple[int, int]:
 
 
 class RowId(IntegerConverter):
-    """`<int:...>` in routes: a database id, so at most SQLite's largest integer (a larger one is not found)."""
+    """`<int:...>` in routes: a database id. One larger than SQLite's largest integer names no
+    row: it reaches the handler as 0, which no row has, so every method answers the resource's
+    404 (refused here, werkzeug would answer 405 to every method of the path but its first)."""
 
-    def __init__(self, map, *args, **kwargs):
-        kwargs.setdefault("max", 2**63 - 1)
-        super().__init__(map, *args, **kwargs)
+    def to_python(self, value: str) -> int:
+        number = super().to_python(value)
+        return number if number <= SQLITE_MAX else 0
 
 
 def json_api() -> Klein:

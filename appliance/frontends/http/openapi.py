@@ -1,6 +1,7 @@
 """The OpenAPI 3.1 document of the portal API, built from the routes themselves
 (so it cannot drift from them): every mounted resource's paths, methods and the
-first line of each handler's docstring or name."""
+first line of each handler's docstring or name; what each handler reads (INPUTS,
+here) and what it answers (replies.OUTPUTS, with the schema of every body)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import re
 
 from ... import __version__
 from ...core.dashboard import PERIODS as CHART_PERIODS
+from ...core.profile_admin import ORDERINGS as PROFILE_ORDERINGS
+from ...core.source_admin import FILES_CHOICES
 from ...models import ACTIONS, LOG_PROTOCOLS
+from .replies import OUTPUTS, SCHEMAS, Reply
 
 # the bounds api.paging() enforces, declared here with the rest of the query parameters
 MAX_PAGE = 1_000_000_000
@@ -25,35 +29,18 @@ PUBLIC = {"/token/", "/token/refresh/", "/token/logout/", "/initialized/", "/set
 # Keyed by "<resource class>.<handler>" (the operationId without its method), so the
 # routes are never restated here; a test checks every key names a documented handler.
 
-# operations that send mail, limited per address and account (core/ratelimit.py)
+# operations limited per address, account or organisation (core/ratelimit.py): those that send
+# mail, and those that check a remote source (its checks that reach no server are counted)
 RATE_LIMITED = {
     "PortalApi.reset",
     "ProfilesApi.create",
     "ProfilesApi.invite",
     "SharesApi.create",
+    "OperatorApi.create",
     "OperatorApi.mail_test",
-}
-# replies an operation documents beyond the common ones, by status
-REPLIES = {
-    "PortalApi.token": {
-        "401": "Sign-in refused: {detail, code, retry_after?}. code: invalid_credentials (one answer whether "
-        "the account exists or not), banned (retry_after and Retry-After: the seconds until the ban ends), "
-        "payment_missing (an ended trial too), organisation_deleted, account_disabled, account_expired, "
-        "protocol_not_allowed, address_not_allowed, tls_required, unavailable"
-    },
-    "ProfilesApi.create": {
-        "201": "The profile; without a password also invitation: {mailed, detail, error?, link?}: when the mail "
-        "server did not take the invitation, why and the link to hand over (only to this admin)"
-    },
-    "ProfilesApi.invite": {
-        "202": "{mailed, detail, error?, link?}: when the mail server did not take the invitation, why and "
-        "the link to hand over"
-    },
-    "OperatorApi.mail": {
-        "200": "{host, port, starttls, sender, authenticated, last_success_at, last_success_to, last_error_at, "
-        "last_error, last_error_to, pending}"
-    },
-    "OperatorApi.mail_test": {"200": "{sent, to, error, mail}: whether the mail server took it, and why not"},
+    "SourcesApi.create",
+    "SourcesApi.change",
+    "SourcesApi.check",
 }
 # Every string, integer and list is bounded (schema.py holds bodies to these; a test
 # checks none is left unbounded): integers to what SQLite stores, texts to MAX_STRING
@@ -64,7 +51,8 @@ STRING = {"type": "string", "maxLength": MAX_STRING}
 NULLABLE_STRING = {"type": ["string", "null"], "maxLength": MAX_STRING}
 BOOLEAN = {"type": "boolean"}
 EMAIL = {"type": "string", "format": "email", "maxLength": 254}
-MOMENT = {"type": ["string", "null"], "format": "date-time", "maxLength": 64}
+# a moment, or none: null or "" (the console sends null, forms and scripts often "")
+MOMENT = {"type": ["string", "null"], "maxLength": 64, "anyOf": [{"format": "date-time"}, {"maxLength": 0}]}
 ID = {"type": "integer", "minimum": 1, "maximum": SQLITE_MAX}
 PORT = {"type": "integer", "minimum": 1, "maximum": 65535}
 LIMIT = {"type": ["integer", "null"], "minimum": 0, "maximum": SQLITE_MAX}
@@ -93,16 +81,16 @@ QUERY = {
     "page": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
     "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
     "search": TEXT,
-    "ordering": {"type": "string", "enum": ["username", "-username", "last_login", "-last_login", "created_at",
-                                           "-created_at"]},
-    "action": {"type": "string", "enum": list(ACTIONS)},
-    "protocol": {"type": "string", "enum": list(LOG_PROTOCOLS)},
+    "ordering": {"type": "string", "enum": [*PROFILE_ORDERINGS, ""], "description": "empty: by username"},
+    "action": {"type": "string", "enum": [*ACTIONS, ""], "description": "empty: any"},
+    "protocol": {"type": "string", "enum": [*LOG_PROTOCOLS, ""], "description": "empty: any"},
     "username": TEXT,
-    "date_from": {"type": "string", "format": "date-time"},
-    "date_to": {"type": "string", "format": "date-time"},
+    "date_from": {"type": "string", "anyOf": [{"format": "date-time"}, {"maxLength": 0}], "description": "empty: any"},
+    "date_to": {"type": "string", "anyOf": [{"format": "date-time"}, {"maxLength": 0}], "description": "empty: any"},
     "subdomain": TEXT,
     "overwrite": BOOLEAN,
     "access": TEXT,
+    "files": {"type": "string", "enum": list(FILES_CHOICES), "description": "what becomes of a local source's files"},
     "period": {"type": "string", "enum": [*CHART_PERIODS, ""], "description": "the chart's bars; empty: month"},
 }  # fmt: skip
 PAGED = ("page", "page_size")
@@ -188,6 +176,7 @@ INPUTS: dict[str, dict] = {
     "SourcesApi.listing": {"query": (*PAGED, "search")},
     "SourcesApi.create": {"body": {**SOURCE, "required": ["name"]}},  # type: local by default
     "SourcesApi.change": {"body": SOURCE},
+    "SourcesApi.delete": {"query": ("files",)},
     "SourcesApi.callback": {
         "body": _object(("state",), state=STRING, code=STRING, error=STRING, error_description=STRING)
     },
@@ -283,6 +272,43 @@ def _openapi_path(prefix: str, rule: str) -> tuple[str, list[dict]]:
     return path, parameters
 
 
+# the errors every operation may answer, with the console-spec's bodies (api.error_reply):
+# components/responses of the document, by name
+SHARED_REPLIES = {
+    "BadRequest": Reply("Invalid input: {field: [messages]} or {detail}", "BadRequest"),
+    "Unauthorized": Reply("Not signed in, or the token is not valid (code token_not_valid, messages)", "Unauthorized"),
+    "Forbidden": Reply("Not allowed, or the organisation's payment is missing or it is deleted", "Error"),
+    "NotFound": Reply("Not found in the caller's organisation", "Error"),
+    "Unavailable": Reply("Storage or a service the request needs is not usable now (say, the data disk is full)",
+                         "Error"),
+    "TooLarge": Reply("The request body is larger than this request may send", "Error"),
+    "TooManyRequests": Reply("Too many of these lately (mails to one address, checks of remote sources that "
+                             "found no server): try again after Retry-After seconds", "Error"),
+}  # fmt: skip
+ERRORS = {"400": "BadRequest", "401": "Unauthorized", "403": "Forbidden", "404": "NotFound", "503": "Unavailable"}
+
+
+def _response(reply: Reply) -> dict:
+    """An OpenAPI response object: the description and, for a body, its schema per media type."""
+    if reply.body is None:
+        return {"description": reply.description}
+    schema = {"$ref": f"#/components/schemas/{reply.body}"} if isinstance(reply.body, str) else reply.body
+    return {"description": reply.description, "content": {media: {"schema": schema} for media in reply.media}}
+
+
+def _responses(key: str, has_body: bool) -> dict:
+    """Every reply of one operation: its own (replies.OUTPUTS) over the ones every operation may give."""
+    shared = dict(ERRORS)
+    if has_body:
+        shared["413"] = "TooLarge"  # the gate answers before any handler (api.body_too_large)
+    if key in RATE_LIMITED:
+        shared["429"] = "TooManyRequests"
+    own = OUTPUTS.get(key, {"200": Reply("OK (no reply declared in replies.OUTPUTS)")})
+    found = {status: {"$ref": f"#/components/responses/{name}"} for status, name in shared.items()}
+    found.update({status: _response(reply) for status, reply in own.items()})
+    return dict(sorted(found.items()))
+
+
 def document(mounts: list[tuple[str, object]]) -> dict:
     """mounts: (prefix under /api/portal, resource instance) in routing order."""
     paths: dict[str, dict] = {}
@@ -294,27 +320,14 @@ def document(mounts: list[tuple[str, object]]) -> dict:
             path, parameters = _openapi_path(prefix, rule.rule)
             handler = getattr(type(resource), rule.endpoint, None)
             summary = ((handler.__doc__ or "").strip().splitlines() or [rule.endpoint.replace("_", " ")])[0]
+            key = f"{type(resource).__name__}.{rule.endpoint}"
             for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+                inputs = _inputs(key, method)
                 operation = {
-                    "operationId": f"{type(resource).__name__}.{rule.endpoint}.{method.lower()}",
+                    "operationId": f"{key}.{method.lower()}",
                     "summary": summary,
-                    "responses": {
-                        "200": {"description": "OK"},
-                        "400": {"description": "Invalid input: {field: [messages]} or {detail}"},
-                        "401": {"description": "Not signed in, or token_not_valid"},
-                        "403": {
-                            "description": "Not allowed, or the organisation's payment is missing or it is deleted"
-                        },
-                        "404": {"description": "Not found in the caller's organisation"},
-                    },
+                    "responses": _responses(key, "requestBody" in inputs),
                 }
-                if f"{type(resource).__name__}.{rule.endpoint}" in RATE_LIMITED and method == "POST":
-                    operation["responses"]["429"] = {
-                        "description": "Too many mails of this kind lately: try again after Retry-After seconds"
-                    }
-                for status, text in REPLIES.get(f"{type(resource).__name__}.{rule.endpoint}", {}).items():
-                    operation["responses"][status] = {"description": text}
-                inputs = _inputs(f"{type(resource).__name__}.{rule.endpoint}", method)
                 if parameters or inputs.get("parameters"):
                     operation["parameters"] = parameters + inputs.get("parameters", [])
                 if "requestBody" in inputs:
@@ -325,6 +338,10 @@ def document(mounts: list[tuple[str, object]]) -> dict:
     return {
         "openapi": "3.1.0",
         "info": {"title": "File-transfer portal appliance API", "version": __version__},
-        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {
+            "schemas": SCHEMAS,
+            "responses": {name: _response(reply) for name, reply in SHARED_REPLIES.items()},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
         "paths": dict(sorted(paths.items())),
     }

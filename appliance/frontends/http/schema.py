@@ -8,8 +8,9 @@ of the kind the core expects.
 
 The JSON Schema subset the declarations use: type (one name or a list, "null"
 included), enum, minimum/maximum, minLength/maxLength, pattern, format date-time and
-email (loosely; the core parses them), maxItems, properties, required, items; and
-x-hint, a field's own message for a value of the wrong type, choice or pattern.
+email (loosely; the core parses them), maxItems, properties, required, items, anyOf
+(the first alternative's words say what is wrong); and x-hint, a field's own message
+for a value of the wrong type, choice or pattern.
 Fields a declaration does not name are ignored (additionalProperties is left open: no
 handler reads them). Rules that hold for every declaration: an integer is one SQLite
 can store (and true or false is not an integer); a string is Unicode text (JSON can
@@ -77,6 +78,13 @@ def _check(schema: dict, value, field: str, errors: dict, item: str = "") -> Non
         return fail(schema.get("x-hint") or f"Must be {describe(schema)}.")
     if "enum" in schema and not any(type(value) is type(choice) and value == choice for choice in schema["enum"]):
         return fail(schema.get("x-hint") or f"Choose one of: {', '.join(str(choice) for choice in schema['enum'])}.")
+    if "anyOf" in schema:
+        found = [problems(alternative, value, field) for alternative in schema["anyOf"]]
+        if all(found):
+            for name, messages in found[0].items():
+                for message in messages:
+                    fail(message, name)
+            return
     if kind in ("integer", "number"):
         if not schema.get("minimum", SQLITE_MIN) <= value <= schema.get("maximum", SQLITE_MAX):
             fail(f"Must be {describe(schema)}.")
@@ -111,7 +119,7 @@ def _check_string(schema: dict, value: str, fail) -> None:
         return fail("This field is required." if len(value) == 0 else f"Use at least {schema['minLength']} characters.")
     if "pattern" in schema and not re.search(schema["pattern"], value):
         return fail(schema.get("x-hint") or "This is not in the expected form.")
-    if schema.get("format") == "date-time" and value and not _moment(value):  # "" means none, as null does
+    if schema.get("format") == "date-time" and not _moment(value):
         return fail(DATE_HINT)
     if schema.get("format") == "email" and not re.fullmatch(r"[^@\s]+@[^@\s]+", value.strip()):
         return fail(EMAIL_HINT)
@@ -145,8 +153,9 @@ def describe(schema: dict) -> str:
             low, high = schema.get("minimum", SQLITE_MIN), schema.get("maximum", SQLITE_MAX)
             words.append(f"{'a whole number' if kind == 'integer' else 'a number'} from {low} to {high}")
         elif kind == "string":
+            shape = schema.get("format") or next((a["format"] for a in schema.get("anyOf", ()) if "format" in a), "")
             words.append({"date-time": "a date and time like 2027-01-31T18:00:00Z", "email": "an email address"}.get(
-                schema.get("format", ""), "text"))  # fmt: skip
+                shape, "text"))  # fmt: skip
         elif kind != "null":
             words.append({"boolean": "true or false", "array": "a list", "object": "an object"}[kind])
     text = " or ".join(words) or "one of the choices"

@@ -1,4 +1,6 @@
-// The source types, their config fields (DESIGN §5) and the mapping between a
+// The source types, their config fields (as the API declares them: SOURCE in
+// appliance/frontends/http/openapi.py; checked by core/source_admin.py and
+// storage/<type>/config.py, see docs/architecture.md) and the mapping between a
 // source, the form's values, the request body and the server's field errors.
 
 export const TYPES = [
