@@ -125,6 +125,14 @@ class Settings:
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     uploads: UploadsSettings = field(default_factory=UploadsSettings)
     source_file: str | None = None  # where the TOML came from, for messages
+    # (section, key) the file or the environment set -> where: the file's path, "environment variable NAME"
+    explicit: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def set_by(self, section: str, key: str) -> str | None:
+        """Where [section] key is set: the config file's path or "environment variable
+        APPLIANCE_..."; None when it has its default (which the operator may change in the
+        console, for the keys the core lets the console keep)."""
+        return self.explicit.get((section, key))
 
     @property
     def data_path(self) -> Path:
@@ -197,6 +205,7 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
     environ = os.environ if environ is None else environ
     settings = Settings()
     sections = _section_fields(settings)
+    explicit: dict[tuple[str, str], str] = {}
     if path is not None:
         settings.source_file = str(path)
         try:
@@ -220,6 +229,7 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
                 if not hasattr(section, key):
                     raise ConfigError(f"{where}: unknown key")
                 setattr(section, key, _coerce(value, getattr(section, key), where))
+                explicit[(section_name, key)] = str(path)
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
             continue
@@ -229,6 +239,8 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
         if section is None or not key or not hasattr(section, key):
             raise ConfigError(f"environment variable {name}: no such setting")
         setattr(section, key, _coerce(value, getattr(section, key), f"environment variable {name}"))
+        explicit[(section_name, key)] = f"environment variable {name}"
+    settings.explicit = explicit
     _validate(settings)
     return settings
 

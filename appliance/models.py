@@ -13,7 +13,7 @@ ORG_STATUSES = ("trial", "active", "payment_missing", "deleted")
 ACTIONS = (
     "login", "login_failed", "upload", "download", "delete", "rename", "mkdir", "share", "share_access",
     "password_changed", "ban", "unban", "profile", "source", "token", "mailbox", "organisation",
-    "organisation_created", "organisation_logo", "billing",
+    "organisation_created", "organisation_logo", "billing", "settings",
 )  # fmt: skip
 # Every protocol an audit log row may name (the users' three, and the appliance's own ways)
 LOG_PROTOCOLS = (*PROTOCOLS, "api", "mail", "system")

@@ -123,7 +123,7 @@ class ApplianceService(service.MultiService):
                 if port is None:  # a socket-activated or UNIX listener: no address of its own
                     continue
                 if host in ("", "0.0.0.0", "::"):
-                    host = self.core.settings.server.public_hostname
+                    host = self.core.appliance_settings.public_host
                 elif ":" in host:
                     host = f"[{host}]"
                 default = 443 if scheme == "https" else 80

@@ -18,6 +18,7 @@ from ..threads import Threads
 from .access import AccessPolicy
 from .accounts import Accounts
 from .api_tokens import ApiTokens
+from .appliance_settings import ApplianceSettings
 from .audit import AuditLog
 from .auth import AuthService
 from .branding import OrganisationSettings
@@ -52,9 +53,10 @@ class Services:
     """What a front end sees of the core: its services, and nothing below them (no
     store, no thread pools, no data dir). Built by `Core.services()`."""
 
-    settings: Settings
+    settings: Settings  # the config file's; the public host name and [smtp] as they apply: appliance_settings
     reactor: object
     audit: AuditLog
+    appliance_settings: ApplianceSettings
     passwords: Passwords
     auth: AuthService
     access: AccessPolicy
@@ -161,13 +163,15 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     )
     s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
     files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
-    mailer = Mailer(settings.smtp, reactor, threads, destinations)
+    appliance_settings = ApplianceSettings(settings, store, SealedSecrets(data_dir.secret_box()), audit, reactor)
+    appliance_settings.load()
+    mailer = Mailer(appliance_settings, reactor, threads, destinations)
     open_sessions = OpenSessions(store, connections, audit, reactor, policy=policy)
     api_tokens = ApiTokens(store, reactor, audit, policy)
     sessions = Sessions(store, data_dir.token_secret(), reactor, policy, token_usable=api_tokens.still_usable)
     limits = RateLimiter(reactor)  # mail that requests cause: resets, invitations, share links
     folders = LocalFolders(store, threads, data_dir.path, audit)
-    accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), settings, reactor, limits)
+    accounts = Accounts(store, passwords, audit, mailer, data_dir.token_secret(), appliance_settings, reactor, limits)
     storage = StorageUsage(store, threads, files, reactor)
     return Core(
         settings=settings,
@@ -176,6 +180,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         threads=threads,
         store=store,
         audit=audit,
+        appliance_settings=appliance_settings,
         passwords=passwords,
         auth=auth,
         access=policy,
@@ -204,7 +209,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
         open_sessions=open_sessions,
         metrics=metrics,
         sessions=sessions,
-        dashboard=Dashboard(store, settings, data_dir.host_keys(), reactor),
+        dashboard=Dashboard(store, settings, appliance_settings, data_dir.host_keys(), reactor),
         mailbox_admin=MailboxAdmin(store, threads, data_dir.secret_box(), settings.mail, reactor, destinations, audit),
         profile_admin=ProfileAdmin(store, passwords, reactor, open_sessions, audit, accounts),
         api_tokens=api_tokens,

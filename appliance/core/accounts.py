@@ -96,7 +96,7 @@ class Accounts:
         audit: AuditLog,
         mailer,
         secret: bytes,
-        settings,
+        appliance_settings,
         clock,
         limits: RateLimiter | None = None,
     ):
@@ -106,7 +106,7 @@ class Accounts:
         self._audit = audit
         self._mailer = mailer
         self._secret = secret
-        self._settings = settings
+        self._appliance_settings = appliance_settings  # the public host name in links, as it is now
         self._clock = clock
 
     def _token(self, profile, timestamp: int) -> str:
@@ -123,11 +123,8 @@ class Accounts:
         return f"{base}/auth/{uid}/{token}"
 
     def console_url(self) -> str:
-        host = self._settings.server.public_hostname
-        if self._settings.listen.https:
-            return f"https://{host}"
-        port = next((d.split(":")[1] for d in self._settings.listen.http if d.startswith("tcp:")), "80")
-        return f"http://{host}" + ("" if port == "80" else f":{port}")
+        """The console's address in links (the public host name as the settings say now)."""
+        return self._appliance_settings.console_url()
 
     async def request_reset(self, email: str, address: str) -> None:
         """Mail a reset link to the active profiles with this address; say nothing about which exist.

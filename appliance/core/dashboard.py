@@ -61,9 +61,10 @@ def fingerprint(public_blob: bytes) -> str:
 
 
 class Dashboard:
-    def __init__(self, store: Store, settings, host_keys: dict[str, bytes], clock):
+    def __init__(self, store: Store, settings, appliance_settings, host_keys: dict[str, bytes], clock):
         self._store = store
         self._settings = settings
+        self._appliance_settings = appliance_settings  # the public host name as it is now
         self._clock = clock
         self.host_keys = []
         for data in host_keys.values():
@@ -104,7 +105,7 @@ class Dashboard:
     def information(self, account: Account) -> dict:
         return {
             "source": account.source.name if account.source else "",
-            "hostname": self._settings.server.public_hostname,
+            "hostname": self._appliance_settings.public_host,
             "username": account.profile.username,
             "sftp_port": listener_port(self._settings.listen.sftp, 22),
             "ftp_port": listener_port(self._settings.listen.ftp, 21),

@@ -1,13 +1,15 @@
-"""Outbound mail (password resets, invitations) over SMTP per [smtp], on the
-reactor with twisted.mail. Sending happens in the background and is retried;
-a message that still cannot be delivered is logged as an error, never dropped
-silently.
+"""Outbound mail (password resets, invitations) over SMTP, on the reactor with
+twisted.mail, to the mail server the appliance's settings name at each attempt
+([smtp] in the config file, or the operator's in the console). Sending happens in
+the background and is retried; a message that still cannot be delivered is logged
+as an error, never dropped silently.
 
 Nothing stored reaches the SMTP dialogue or the headers unchecked: an address or
 subject holding a control character (a CR LF would start another SMTP command or
-header) is not sent, with an error in the log; [smtp] settings are refused with one
-when the config loads; AUTH credentials travel base64-encoded. Each connection goes
-to the address netcheck checked for it (the name kept for STARTTLS)."""
+header) is not sent, with an error in the log; [smtp] settings holding one are
+refused when the config loads or the console saves them; AUTH credentials travel
+base64-encoded. Each connection goes to the address netcheck checked for it (the
+name kept for STARTTLS)."""
 
 from __future__ import annotations
 
@@ -16,11 +18,13 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from io import BytesIO
+from typing import Protocol
 
 from twisted.internet import defer, task
 from twisted.logger import Logger
 from twisted.mail import smtp
 
+from ..config import SmtpSettings
 from ..netcheck import Destinations
 from ..text import control_characters
 from ..threads import spawn
@@ -51,8 +55,18 @@ def failure_text(error: BaseException) -> str:
     return (str(error) or error.__class__.__name__).strip()
 
 
+class MailSettings(Protocol):
+    """Where mail goes, asked again for every message and attempt (core.appliance_settings)."""
+
+    def smtp(self) -> SmtpSettings:
+        """The effective [smtp] settings, without the password."""
+
+    def smtp_password(self) -> str:
+        """The mail server's password, opened."""
+
+
 class Mailer:
-    def __init__(self, settings, reactor, threads, destinations: Destinations):
+    def __init__(self, settings: MailSettings, reactor, threads, destinations: Destinations):
         self._settings = settings
         self._reactor = reactor
         self._threads = threads
@@ -62,7 +76,7 @@ class Mailer:
 
     def status(self) -> dict:
         """The state of outbound mail and where it goes ([smtp]; never the password)."""
-        settings = self._settings
+        settings = self._settings.smtp()
         return {
             **asdict(self.state),
             "host": settings.host,
@@ -83,12 +97,13 @@ class Mailer:
         self.state.last_error_at, self.state.last_error, self.state.last_error_to = self._now(), error, to
 
     def message(self, to: str, subject: str, text: str, html: str) -> bytes:
+        sender = self._settings.smtp().sender
         message = EmailMessage()
-        message["From"] = self._settings.sender
+        message["From"] = sender
         message["To"] = to
         message["Subject"] = subject
         message["Date"] = formatdate(localtime=False)
-        message["Message-ID"] = make_msgid(domain=self._settings.sender.rpartition("@")[2] or "appliance")
+        message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or "appliance")
         message.set_content(text)
         message.add_alternative(html, subtype="html")
         return message.as_bytes()
@@ -135,14 +150,16 @@ class Mailer:
         return None
 
     async def _sendmail(self, to: str, data: bytes) -> None:
-        """twisted.mail's sendmail, connected to the address checked for this connection."""
-        settings = self._settings
+        """twisted.mail's sendmail, connected to the address checked for this connection, with
+        the mail server's settings as they are now (the console may have changed them)."""
+        settings = self._settings.smtp()
+        password = self._settings.smtp_password() if settings.username else ""
         # the operator's own mail server: loopback allowed (the default is localhost); metadata never
         address = await self._threads.work(self._destinations.address, settings.host, settings.port, True)
         done: defer.Deferred = defer.Deferred()
         factory = smtp.ESMTPSenderFactory(
             settings.username.encode() if settings.username else None,
-            settings.password.encode() if settings.password else None,
+            password.encode() if password else None,
             settings.sender,
             [to],
             BytesIO(data),
@@ -179,7 +196,10 @@ class Mailer:
                 log.info("mail to {to} sent: {subject}", to=to, subject=subject)
                 return
             log.error(
-                "mail to {to} ({subject}) could not be delivered; check [smtp] in the config", to=to, subject=subject
+                "mail to {to} ({subject}) could not be delivered; check outbound mail (the operator's settings "
+                "in the console, or [smtp] in the config)",
+                to=to,
+                subject=subject,
             )
         finally:
             self.state.pending -= 1

@@ -38,6 +38,12 @@ class Store:
             self._db.conn.close()
             self._db = None
 
+    def read_at_start(self, query: Callable[..., T], *args: Any) -> T:
+        """Run a query on the calling thread: at start-up only, between `open` and serving,
+        when nothing else uses the database (what the core must know before it answers)."""
+        assert self._db is not None, "store not opened"
+        return query(self._db, *args)
+
     async def run(self, query: Callable[..., T], *args: Any) -> T:
         """Run a query function from store.queries on the database thread."""
         assert self._db is not None, "store not opened"

@@ -297,4 +297,14 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX reserved_folders_org ON reserved_folders(org_id);
     """,
+    # 9: appliance-wide settings the operator keeps in the console (the public host name,
+    # outbound mail), one row a key, its value as JSON (a password sealed with secrets.key);
+    # a key the config file sets is never read from here
+    """
+    CREATE TABLE appliance_settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        changed_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]

@@ -427,6 +427,8 @@ def test_every_reply_of_a_seeded_daemon_matches_its_declared_schema(daemon):
     _ok(admin.get(f"god/organisations/{org_id}/logs/"))
     _ok(admin.get("god/folders/"))
     _ok(admin.get("god/mail/"))
+    _ok(admin.get("god/settings/"))
+    _ok(admin.patch("god/settings/", {"smtp": {"sender": "portal@acme.example"}}))
     assert _ok(admin.post("god/mail/test/", {"to": "ops@example.com"}))["sent"] is False
 
     # a member who is not an admin

@@ -222,6 +222,20 @@ INPUTS: dict[str, dict] = {
         "body": _object(status=_choices("trial", "active", "payment_missing", "deleted"), trial_ends_at=MOMENT)
     },
     "OperatorApi.mail_test": {"body": _object(to=EMAIL)},
+    # null: back to the default; the password's "" keeps it (the core checks each value)
+    "OperatorApi.change_appliance_settings": {
+        "body": _object(
+            server=_object(public_hostname=NULLABLE_STRING),
+            smtp=_object(
+                host=NULLABLE_STRING,
+                port={**PORT, "type": ["integer", "null"]},
+                starttls={"type": ["boolean", "null"]},
+                sender=NULLABLE_STRING,
+                username=NULLABLE_STRING,
+                password=NULLABLE_STRING,
+            ),
+        )
+    },
     "OperatorApi.logs": {"query": LOG_FILTERS},
 }
 

@@ -1,5 +1,6 @@
 """The operator's endpoints (superusers only): every organisation, its status,
-trial, storage used and logs; which organisation owns each local folder."""
+trial, storage used and logs; which organisation owns each local folder; outbound
+mail and the appliance's settings the console keeps."""
 
 from __future__ import annotations
 
@@ -81,6 +82,18 @@ class OperatorApi(Resource):
         """Send a test mail (to the operator's own address unless `to` is given) and say how it went"""
         account = await self._operator(request)
         return reply(request, await self.core.accounts.send_test_mail(account, read_json(request).get("to")))
+
+    @app.route("/settings/", methods=["GET"])
+    async def appliance_settings(self, request):
+        """The settings the console may keep (public host name, outbound mail): each one's value (never the password's), where it comes from, whether it may be changed here, and what is still to set"""
+        account = await self._operator(request)
+        return reply(request, self.core.appliance_settings.view(account))
+
+    @app.route("/settings/", methods=["PATCH"])
+    async def change_appliance_settings(self, request):
+        """Change settings the config file does not set, at once (null: back to the default; an empty password keeps it)"""
+        account = await self._operator(request)
+        return reply(request, await self.core.appliance_settings.change(account, read_json(request)))
 
     @app.route("/organisations/<int:org_id>/logs/", methods=["GET"])
     async def logs(self, request, org_id):

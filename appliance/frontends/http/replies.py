@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ...core.access import Reason
 from ...core.api_tokens import SCOPES
+from ...core.appliance_settings import CONFIG, CONSOLE, DEFAULT, SECRET, SECTIONS, SETTINGS
 from ...core.auth import BANNED, INVALID_CREDENTIALS
 from ...core.dashboard import PROTOCOLS as DASHBOARD_PROTOCOLS
 from ...core.mailbox_admin import CHOICES as MAILBOX_CHOICES
@@ -211,6 +212,19 @@ MAIL_STATUS = extended(from_dataclass(MailState), host=TEXT, port=PORT, starttls
                        authenticated=BOOLEAN)  # fmt: skip
 
 
+def _appliance_setting(kind: str) -> dict:
+    """One setting of god/settings/: its value (a secret's only as set or not), where it comes from,
+    whether the console may change it, and where the config sets it."""
+    told = {"set": BOOLEAN} if kind == SECRET else {"value": {"port": PORT, "bool": BOOLEAN}.get(kind, TEXT)}
+    return record(**told, source=choice(CONFIG, CONSOLE, DEFAULT), editable=BOOLEAN, set_by=MAYBE_TEXT)
+
+
+APPLIANCE_SETTINGS = record(
+    **{section: record(**{key: _appliance_setting(setting.kind) for (of, key), setting in SETTINGS.items()
+                          if of == section}) for section in SECTIONS},
+    warnings=list_of(record(setting=TEXT, message=TEXT)),
+)  # fmt: skip
+
 ENTRY = record(name=TEXT, type=choice("dir", "file", "link", "other"), size=COUNT, modified=MOMENT)
 FOLDER_LISTING = {
     **record("count", "next", "previous", path=TEXT, entries=list_of(ref("Entry")), count=COUNT, next=MAYBE_TEXT,
@@ -284,6 +298,7 @@ SCHEMAS: dict[str, dict] = {
     "FolderPage": page_of("Folder"),
     "MailStatus": MAIL_STATUS,
     "TestMail": record(sent=BOOLEAN, to=TEXT, error=MAYBE_TEXT, mail=ref("MailStatus")),
+    "ApplianceSettings": APPLIANCE_SETTINGS,
     "Entry": ENTRY,
     "FolderListing": FOLDER_LISTING,
     "Uploaded": record(files=list_of(record(path=TEXT, size=COUNT))),
@@ -452,5 +467,7 @@ OUTPUTS: dict[str, dict[str, Reply]] = {
     "OperatorApi.release_folder": NO_CONTENT,
     "OperatorApi.mail": ok("MailStatus", "Where outbound mail goes, the last delivery and the last error"),
     "OperatorApi.mail_test": ok("TestMail", "Whether the mail server took the test mail, and why not"),
+    "OperatorApi.appliance_settings": ok("ApplianceSettings"),
+    "OperatorApi.change_appliance_settings": ok("ApplianceSettings", "The settings as they apply from now on"),
     "OperatorApi.logs": ok("LogPage", "Newest first"),
 }

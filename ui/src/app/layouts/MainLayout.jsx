@@ -9,6 +9,7 @@ import { getSession } from "../../lib/api.js";
 import { logout } from "../../features/auth/api/logout.js";
 import { useBranding } from "../../features/branding/api/getBranding.js";
 import { ConnectChip } from "../../features/connect/components/ConnectChip.jsx";
+import { SettingsWarning } from "../../features/god/components/SettingsWarning.jsx";
 import { useOrganisation } from "../../features/organisation/api/getOrganisation.js";
 import { TrialChip } from "../../features/organisation/components/TrialChip.jsx";
 import { ScrollReset } from "../ScrollReset.jsx";
@@ -116,6 +117,7 @@ export function MainLayout() {
         {navigation.state === "loading" ? (
           <div className="loading-bar" aria-hidden="true" />
         ) : null}
+        <SettingsWarning operator={Boolean(session.is_superuser)} />
         <Outlet />
       </main>
     </div>

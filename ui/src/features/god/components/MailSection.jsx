@@ -4,13 +4,34 @@ import {
   errorText,
   useAttemptNotify,
 } from "../../../components/notifications.jsx";
+import { useApplianceSettings } from "../api/getApplianceSettings.js";
 import { useMailState } from "../api/getMailState.js";
 import { useSendTestMail } from "../api/sendTestMail.js";
+import { SETTING_SECTIONS } from "./applianceSettings.js";
+import { MailSettingsForm } from "./MailSettingsForm.jsx";
 import { mailState } from "./mailState.js";
+import { PublicHostnameSection } from "./PublicHostnameSection.jsx";
+import { useScrollToHash } from "./useScrollToHash.js";
 
-/** The operator's view of outbound mail ([smtp]): its state and a test mail. */
+const ANCHOR = SETTING_SECTIONS["smtp.host"].anchor;
+
+/**
+ * The appliance's settings the operator keeps in the console: the public host
+ * name, then outbound mail ([smtp]): its state, where it goes and a test mail.
+ */
 export function MailSection() {
+  return (
+    <>
+      <PublicHostnameSection />
+      <OutboundMail />
+    </>
+  );
+}
+
+function OutboundMail() {
   const { data, error } = useMailState();
+  const { data: settings, error: settingsError } = useApplianceSettings();
+  useScrollToHash(ANCHOR, Boolean(data && settings));
   const send = useSendTestMail();
   const notify = useAttemptNotify();
   const [to, setTo] = useState("");
@@ -38,11 +59,12 @@ export function MailSection() {
   return (
     <section
       className="card"
+      id={ANCHOR}
       aria-labelledby={headingId}
       data-testid="mail-state"
     >
       <h2 id={headingId}>Outbound mail</h2>
-      <LoadError error={error} />
+      <LoadError error={error || settingsError} />
       {shown ? (
         <>
           <p>
@@ -59,6 +81,7 @@ export function MailSection() {
           </dl>
         </>
       ) : null}
+      {settings ? <MailSettingsForm settings={settings} /> : null}
       <form className="actions" onSubmit={test}>
         <label className="field">
           <span>Test mail to</span>

@@ -3,8 +3,8 @@ import { formatTime } from "../../../lib/format.js";
 /**
  * The state of outbound mail in words: {tone, label, summary, rows}. tone:
  * "positive" when the last attempt went through, "negative" when it failed,
- * "warning" when nothing was sent yet (the default [smtp] is localhost:25, where
- * often nothing listens). rows: [term, description] for a definition list.
+ * "warning" when nothing was sent yet (the default mail server is localhost:25,
+ * where often nothing listens). rows: [term, description] for a definition list.
  */
 export function mailState(state) {
   const rows = [
@@ -38,7 +38,7 @@ export function mailState(state) {
       tone: "negative",
       label: "Failing",
       summary:
-        "The last mail could not be sent: invitations and password resets do not arrive. Check [smtp] in the configuration, then send a test mail.",
+        "The last mail could not be sent: invitations and password resets do not arrive. Check the mail server below, then send a test mail.",
       rows,
     };
   if (state.last_success_at)
