@@ -118,8 +118,9 @@ async def test_an_imap_host_that_rebinds_to_loopback_is_refused_on_connecting(co
     account = await make_account(core, "admin")
     body = {"name": "Rebinding", "host": host, "port": listener.port, "security": "none", "username": "partner",
             "password": "imap-password-1", "folder": "INBOX"}  # fmt: skip
-    values = await core.mailbox_admin.values(account, body)  # saved: the first lookup answered PUBLIC
-    mailbox_id = await core.store.run(mailbox_queries.insert_mailbox, values)
+    saved = await core.mailbox_admin.create(account, body, "127.0.0.1")  # the first lookup answered PUBLIC
+    assert "warning" not in saved, saved
+    mailbox_id = saved["id"]
     run_id = await core.mailboxes.run_now(account.organisation.id, mailbox_id)
     await core.mailboxes.wait(mailbox_id)
     runs = await core.store.run(mailbox_queries.runs, account.organisation.id, mailbox_id)
