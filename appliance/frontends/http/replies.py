@@ -118,7 +118,7 @@ FIELD_ERRORS = {
     "minProperties": 1,
     "additionalProperties": {"type": "array", "items": TEXT, "minItems": 1},
 }
-SIGN_IN_CODES = (TOKEN_NOT_VALID, INVALID_CREDENTIALS, BANNED, UNAVAILABLE, FILES_REFUSED, *Reason)
+SIGN_IN_CODES = (TOKEN_NOT_VALID, INVALID_CREDENTIALS, BANNED, UNAVAILABLE, FILES_REFUSED, *(r.value for r in Reason))
 UNAUTHORIZED = record(
     "code", "retry_after", "messages",
     detail=TEXT,
@@ -281,7 +281,7 @@ SCHEMAS: dict[str, dict] = {
     "ApiTokenPage": page_of("ApiToken"),
     "Share": SHARE,
     "NewShare": extended(
-        SHARE, "mail", url=TEXT, token={**TEXT, "description": "shown in this reply only"},
+        SHARE, url=TEXT, token={**TEXT, "description": "shown in this reply only"},
         mail={**list_of(record(to=TEXT, sent=BOOLEAN, error=MAYBE_TEXT)),
               "description": "the link mailed to each of the recipients: whether the mail server took it, and why not"},
     ),
