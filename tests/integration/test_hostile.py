@@ -568,7 +568,9 @@ def test_names_are_one_in_nfc_and_names_made_before_stay_reachable(daemon, tmp_p
     composed, decomposed = "caf\u00e9.txt", "cafe\u0301.txt"
     local = tmp_path / "local.txt"
     local.write_text("first")
-    result = sftp(daemon, "unicode-nfc", PASSWORD, f'put {local} "/{decomposed}"\nmkdir "/re\u0301sume\u0301s"', tmp_path)
+    result = sftp(
+        daemon, "unicode-nfc", PASSWORD, f'put {local} "/{decomposed}"\nmkdir "/re\u0301sume\u0301s"', tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert {p.name for p in home.iterdir()} >= {composed, "r\u00e9sum\u00e9s"}
     assert decomposed not in {p.name for p in home.iterdir()}
