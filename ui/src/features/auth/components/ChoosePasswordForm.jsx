@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { Link } from "react-router";
 import { FormErrors, TextField, useForm } from "../../../components/forms.jsx";
+import { SIGN_IN_PASSWORD_HELP } from "../../../lib/passwords.js";
 import { confirmPasswordReset } from "../api/confirmPasswordReset.js";
 
 /** New password from a reset link or an invitation (uid and token from the link). */
@@ -48,6 +49,7 @@ export function ChoosePasswordForm({ uid, token, title, intro }) {
         label="New password"
         type="password"
         autoComplete="new-password"
+        help={SIGN_IN_PASSWORD_HELP}
         required
       />
       <TextField

@@ -1,4 +1,5 @@
 import { FormErrors, TextField, useForm } from "../../../components/forms.jsx";
+import { SIGN_IN_PASSWORD_HELP } from "../../../lib/passwords.js";
 import { setup } from "../api/setup.js";
 
 /** First run: the first organisation and its administrator (who also runs the appliance). */
@@ -39,6 +40,7 @@ export function SetupForm({ onSignedIn }) {
         label="Password"
         type="password"
         autoComplete="new-password"
+        help={SIGN_IN_PASSWORD_HELP}
         required
       />
       <FormErrors form={form} />

@@ -14,6 +14,7 @@ import {
   fromLocalInput,
   toLocalInput,
 } from "../../../lib/format.js";
+import { SIGN_IN_PASSWORD_HELP } from "../../../lib/passwords.js";
 import { useSourceOptions } from "../api/getSourceOptions.js";
 
 export const PERMISSIONS = [
@@ -112,11 +113,11 @@ export function ProfileForm({ profile, onSubmit, submitLabel }) {
           label={creating ? "Password" : "New password"}
           type="password"
           autoComplete="new-password"
-          help={
+          help={`${SIGN_IN_PASSWORD_HELP} ${
             creating
               ? "Leave empty to send an invitation: the person chooses a password from the mail."
               : "Leave empty to keep the current password."
-          }
+          }`}
         />
         <CheckboxField form={form} name="is_admin" label="Administrator" />
         <CheckboxField form={form} name="active" label="Active (may sign in)" />
