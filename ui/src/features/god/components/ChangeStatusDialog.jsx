@@ -8,7 +8,7 @@ import {
 import { useNotify } from "../../../components/notifications.jsx";
 import { fromLocalInput, toLocalInput } from "../../../lib/format.js";
 import { useChangeOrganisation } from "../api/changeOrganisation.js";
-import { STATUSES, statusText } from "./statuses.js";
+import { STATUSES, statusChangeText } from "./statuses.js";
 
 /** The operator changes an organisation's status and trial end. */
 export function ChangeStatusDialog({ organisation, onClose }) {
@@ -27,8 +27,8 @@ export function ChangeStatusDialog({ organisation, onClose }) {
     if (values.trial_ends_at !== initial.trial_ends_at)
       body.trial_ends_at = fromLocalInput(values.trial_ends_at);
     const saved = await change(organisation.id, body);
-    notify(`${saved.name} is now ${statusText(saved.status).toLowerCase()}`, {
-      type: "positive",
+    notify(statusChangeText(saved), {
+      type: saved.trial_expired ? "warning" : "positive",
     });
     onClose();
   });

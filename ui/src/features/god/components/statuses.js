@@ -39,3 +39,14 @@ export function organisationStatus(o) {
         : "",
   };
 }
+
+/**
+ * The notification after the operator changed an organisation: its status as the
+ * list and its members now see it. A trial whose end is past has ended, whatever the
+ * status still says: its members meet "Payment missing", not a trial.
+ */
+export function statusChangeText(o) {
+  if (o.trial_expired)
+    return `${o.name}'s trial ended ${day(o.trial_ends_at)}: payment missing`;
+  return `${o.name} is now ${statusText(o.status).toLowerCase()}`;
+}

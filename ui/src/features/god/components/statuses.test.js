@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { organisationStatus } from "./statuses.js";
+import { organisationStatus, statusChangeText } from "./statuses.js";
 
 const date = (iso) =>
   new Date(iso).toLocaleDateString([], { dateStyle: "medium" });
@@ -49,5 +49,34 @@ describe("an organisation's status in the operator's list", () => {
         trial_ends_at: null,
       }),
     ).toEqual({ text: "Active", tone: "status-active", trial: "" });
+  });
+});
+
+describe("the notification after the operator changed an organisation", () => {
+  it("says an ended trial ended, as its members meet it, not that it is now trial", () => {
+    const ended = "2020-01-03T10:00:00Z";
+    const text = statusChangeText({
+      name: "Lapsed",
+      status: "trial",
+      on_trial: true,
+      trial_ends_at: ended,
+      trial_expired: true,
+    });
+    expect(text).toBe(`Lapsed's trial ended ${date(ended)}: payment missing`);
+    expect(text).not.toContain("now trial");
+  });
+
+  it("says the new status otherwise", () => {
+    expect(
+      statusChangeText({ name: "Globex", status: "payment_missing" }),
+    ).toBe("Globex is now payment missing");
+    expect(
+      statusChangeText({
+        name: "Globex",
+        status: "trial",
+        trial_ends_at: "2099-01-01T00:00:00Z",
+        trial_expired: false,
+      }),
+    ).toBe("Globex is now trial");
   });
 });
