@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from ..api_client import signed_in
 from ..helpers import ADMIN_PASSWORD, ROOT, make_daemon
-from .conftest import WIDE, screenshot
+from .conftest import ARTEFACTS, WIDE, screenshot
 from .helpers_console import arrange, sign_in
 
 AXE = ROOT / "ui" / "node_modules" / "axe-core" / "axe.min.js"
@@ -339,6 +339,62 @@ def test_the_file_viewer_fits_a_phone_with_its_actions_in_a_menu(world, axe_brow
     screenshot(page, "share-link-made-390")
     done.click()
     expect(actions).to_be_focused()
+
+
+FITS = "document.documentElement.scrollWidth <= window.innerWidth"
+LISTS_FIT = """(() => [...document.querySelectorAll(".table-wrap")].every(
+  (wrap) => wrap.scrollWidth <= wrap.clientWidth && wrap.getBoundingClientRect().right <= window.innerWidth))()"""
+
+
+def phone_row_actions(page, name: str, items: list[str | re.Pattern], label: str) -> None:
+    """At phone width: the page does not scroll sideways, the row's Actions button is on
+    the screen, and its menu opens on the screen with the row's actions (axe'd open)."""
+    assert page.evaluate(FITS), page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert page.evaluate(LISTS_FIT)
+    actions = page.get_by_role("button", name=f"Actions for {name}", exact=True)
+    actions.scroll_into_view_if_needed()
+    expect(actions).to_be_in_viewport()
+    button = actions.bounding_box()
+    assert button["x"] >= 0 and button["x"] + button["width"] <= PHONE["width"], button
+    actions.click()
+    menu = page.get_by_role("menu", name=f"Actions for {name}")
+    expect(menu.get_by_role("menuitem")).to_have_text(items)
+    box = menu.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+    found = audit(page, f"{label} actions menu at 390 px")
+    assert not found, found
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / f"{label}-actions-menu-390.png"))  # not scrolled: that closes the menu
+
+
+def test_organisations_profiles_and_logs_fit_a_phone_with_their_actions_in_a_menu(world, axe_browser):
+    daemon, _ = world
+    page = axe_browser(PHONE)
+    sign_in(page, daemon, "admin", ADMIN_PASSWORD)  # the operator: every list
+
+    page.goto(daemon.url + "/admin/god")
+    expect(page.get_by_role("cell", name="Globex", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Change status")).to_have_count(0)  # in the menu, not in the row
+    phone_row_actions(page, "Globex", ["Change status", "Logs", "Measure storage"], "god")
+    page.get_by_role("menuitem", name="Change status").click()
+    dialog = page.get_by_role("dialog", name="Change Globex")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    page.goto(daemon.url + "/admin/profiles")
+    expect(page.get_by_role("cell", name="walter", exact=True)).to_be_visible()
+    phone_row_actions(page, "walter", ["Edit", "Delete"], "profiles")
+    page.get_by_role("menuitem", name="Edit").click()
+    expect(page.get_by_role("heading", name="walter")).to_be_visible()
+
+    page.goto(daemon.url + "/admin/logs?username=walter")
+    expect(page.get_by_role("cell", name="walter", exact=True).first).to_be_visible()
+    entry = page.get_by_role("button", name=re.compile(r"^Actions for log entry \d+$")).first
+    name = entry.get_attribute("aria-label").removeprefix("Actions for ")
+    phone_row_actions(page, name, [re.compile(r"^Only \S+ entries$"), re.compile(r"^Only \S+ entries$")], "logs")
+    page.get_by_role("menuitem").first.click()  # narrows the log to the entry's action
+    expect(page).to_have_url(re.compile(r"\?action=\w+&username=walter$"))
 
 
 def test_log_filters_live_in_the_address(world, axe_browser):

@@ -53,8 +53,11 @@ export function MessageRow({ span, children }) {
 }
 
 /**
- * A table of rows; `columns` are [label, row => value, {hideLabel}] (a hidden label
- * is still read by screen readers); the first cell links to `rowLink(row)`.
+ * A table of rows; `columns` are [label, row => value, {hideLabel, actions}] (a
+ * hidden label is still read by screen readers; `actions`: the row's RowActions,
+ * label hidden); the first cell links to `rowLink(row)`. On phones each row is a
+ * card (CSS): the first cell its title, the actions at its top right, every other
+ * cell under it with its column's label, empty ones left out; nothing scrolls sideways.
  */
 export function DataTable({
   columns,
@@ -67,20 +70,26 @@ export function DataTable({
   return (
     // a region that takes focus: a table wider than a phone scrolls by keyboard too
     <div
-      className="table-wrap"
+      className="table-wrap cards-wrap"
       role="region"
       aria-label={caption || "Table"}
       tabIndex={0}
     >
-      <table>
+      <table className="cards">
         {caption ? (
           <caption className="visually-hidden">{caption}</caption>
         ) : null}
         <thead>
           <tr>
             {columns.map(([label, , options]) => (
-              <th key={label} scope="col">
-                {options && options.hideLabel ? (
+              <th
+                key={label}
+                scope="col"
+                className={
+                  options && options.actions ? "actions-cell" : undefined
+                }
+              >
+                {options && (options.hideLabel || options.actions) ? (
                   <span className="visually-hidden">{label}</span>
                 ) : (
                   label
@@ -97,12 +106,22 @@ export function DataTable({
           ) : (
             rows.map((row) => (
               <tr key={row.id}>
-                {columns.map(([label, value], i) => {
+                {columns.map(([label, value, options], i) => {
                   const shown = value(row);
                   const text =
                     shown === null || shown === undefined ? "" : shown;
+                  const kind =
+                    options && options.actions
+                      ? "actions-cell"
+                      : text === ""
+                        ? "empty"
+                        : "";
                   return (
-                    <td key={label} data-label={label}>
+                    <td
+                      key={label}
+                      data-label={label}
+                      className={kind || undefined}
+                    >
                       {i === 0 && rowLink ? (
                         <Link to={rowLink(row)}>{text}</Link>
                       ) : (

@@ -1,4 +1,5 @@
 import { PagedTable } from "../lists.jsx";
+import { RowActions } from "../RowActions.jsx";
 import { formatBytes, formatTime } from "../../lib/format.js";
 
 export const LOG_COLUMNS = [
@@ -12,15 +13,53 @@ export const LOG_COLUMNS = [
   ["Message", (r) => r.message],
 ];
 
-/** A page of the audit log; `error` is the failed load's error, if any. */
-export function LogTable({ data, error, page, onPage }) {
+// the filters an entry's actions narrow the log to, by the entry's own value
+const NARROWING = {
+  username: (user) => `Only entries of ${user}`,
+  action: (action) => `Only ${action} entries`,
+  protocol: (protocol) => `Only ${protocol} entries`,
+};
+
+/** An entry's actions: show only the entries of its user, action or protocol
+ * (those it has, and that the log is not already narrowed to). */
+export function logActions(entry, filters, onFilter) {
+  return Object.entries(NARROWING)
+    .filter(([name]) => entry[name] && (filters || {})[name] !== entry[name])
+    .map(([name, label]) => ({
+      label: label(entry[name]),
+      onSelect: () => onFilter({ ...filters, [name]: entry[name] }),
+    }));
+}
+
+/**
+ * A page of the audit log; `error` is the failed load's error, if any. With
+ * `onFilter(filters)`, each entry has an Actions menu that narrows `filters` to its
+ * user, action or protocol.
+ */
+export function LogTable({ data, error, page, onPage, filters, onFilter }) {
+  const columns = onFilter
+    ? [
+        ...LOG_COLUMNS,
+        [
+          "Actions",
+          (r) => (
+            <RowActions
+              name={`log entry ${r.id}`}
+              actions={logActions(r, filters, onFilter)}
+              menuOnly
+            />
+          ),
+          { actions: true },
+        ],
+      ]
+    : LOG_COLUMNS;
   return (
     <PagedTable
       data={data}
       error={error}
       page={page}
       onPage={onPage}
-      columns={LOG_COLUMNS}
+      columns={columns}
       empty="No log entries match."
       caption="Log entries"
     />

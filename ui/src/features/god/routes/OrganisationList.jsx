@@ -1,6 +1,6 @@
 import { useState } from "react";
-import { Link } from "react-router";
 import { ResourceListPage } from "../../../components/lists.jsx";
+import { RowActions } from "../../../components/RowActions.jsx";
 import {
   errorText,
   useAttemptNotify,
@@ -58,21 +58,22 @@ export function OrganisationList() {
     [
       "Actions",
       (o) => (
-        <span className="row-actions">
-          <button className="flat" onClick={() => setChanging(o)}>
-            Change status
-          </button>
-          <Link to={`/admin/god/${o.id}/logs`}>Logs</Link>
-          <button
-            className="flat"
-            disabled={measuring === o.id}
-            aria-label={`Measure storage of ${o.name}`}
-            onClick={() => measureNow(o)}
-          >
-            {measuring === o.id ? "Measuring…" : "Measure storage"}
-          </button>
-        </span>
+        <RowActions
+          name={o.name}
+          actions={[
+            { label: "Change status", onSelect: () => setChanging(o) },
+            { label: "Logs", to: `/admin/god/${o.id}/logs` },
+            {
+              key: "measure",
+              label: measuring === o.id ? "Measuring…" : "Measure storage",
+              ariaLabel: `Measure storage of ${o.name}`,
+              disabled: measuring === o.id,
+              onSelect: () => measureNow(o),
+            },
+          ]}
+        />
       ),
+      { actions: true },
     ],
   ];
   return (

@@ -27,7 +27,14 @@ export function OrganisationLogs() {
         back={["/admin/god", "Organisations"]}
       />
       <LogFilters filters={filters} onChange={setFilters} />
-      <LogTable data={data} error={error} page={page} onPage={setPage} />
+      <LogTable
+        data={data}
+        error={error}
+        page={page}
+        onPage={setPage}
+        filters={filters}
+        onFilter={setFilters}
+      />
     </>
   );
 }

@@ -40,7 +40,14 @@ export function LogList() {
         </button>
       </PageHeader>
       <LogFilters filters={filters} onChange={setFilters} />
-      <LogTable data={data} error={error} page={page} onPage={setPage} />
+      <LogTable
+        data={data}
+        error={error}
+        page={page}
+        onPage={setPage}
+        filters={filters}
+        onFilter={setFilters}
+      />
     </>
   );
 }
