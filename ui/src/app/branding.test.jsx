@@ -1,9 +1,10 @@
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, renderHook, screen, waitFor } from "@testing-library/react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { SWRConfig } from "swr";
 import { describe, expect, it } from "vitest";
 import { AuthLayout } from "./layouts/AuthLayout.jsx";
 import { mainBranding } from "./layouts/MainLayout.jsx";
+import { useBrandColours } from "./layouts/useBrandColours.js";
 import { stubApi } from "../test/server.js";
 import { brandingSubdomain } from "../features/branding/subdomain.js";
 
@@ -85,6 +86,10 @@ describe("the auth layout's branding", () => {
       "rgb(18, 52, 86)",
     );
     expect(screen.getByAltText("Logo").getAttribute("src")).toBe("/logo.png");
+    // the Sign in button in the organisation's colour too
+    expect(document.documentElement.style.getPropertyValue("--button")).toBe(
+      "#123456",
+    );
   });
 
   it("falls back to the default branding silently when the request fails", async () => {
@@ -125,6 +130,37 @@ describe("the main layout's colour", () => {
     expect(mainBranding({ branding: false }, null)).toEqual({
       colour: "#1E1E1E",
       logo: null,
+      brandColour: null,
     });
+  });
+});
+
+describe("the branding colour beyond the side menu", () => {
+  it("is the main layout's only when the organisation has one", () => {
+    expect(
+      mainBranding({ branding: true, branding_colour: "#0B2545" }, null)
+        .brandColour,
+    ).toBe("#0B2545");
+    expect(
+      mainBranding({ branding: false }, { branding: true }).brandColour,
+    ).toBeNull();
+  });
+
+  it("reaches the header and primary buttons, with readable text, until the layout goes", () => {
+    const root = document.documentElement.style;
+    const { rerender, unmount } = renderHook(
+      ({ colour }) => useBrandColours(colour),
+      { initialProps: { colour: "#8FE3D6" } },
+    );
+    expect(root.getPropertyValue("--button")).toBe("#8FE3D6");
+    expect(root.getPropertyValue("--header")).toBe("#8FE3D6");
+    expect(root.getPropertyValue("--on-button")).toBe("#191919");
+    rerender({ colour: "#0B2545" });
+    expect(root.getPropertyValue("--on-header")).toBe("#FFFFFF");
+    rerender({ colour: null }); // branding off: the defaults of theme.css
+    expect(root.getPropertyValue("--button")).toBe("");
+    rerender({ colour: "#0B2545" });
+    unmount();
+    expect(root.getPropertyValue("--header")).toBe("");
   });
 });

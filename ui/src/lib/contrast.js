@@ -1,6 +1,7 @@
 // WCAG 2 contrast: relative luminance of an sRGB colour and the ratio of two.
-// The side menu's and the sign-in panel's text colour is chosen from the
-// branding colour with it, and the colour picker warns with it.
+// The text colour of everything in the branding colour (the side menu, the sign-in
+// panel, the header and primary buttons) is chosen from it with this, and the
+// colour picker warns with it.
 
 export const MIN_CONTRAST = 4.5; // WCAG AA for normal text
 export const LIGHT_TEXT = "#FFFFFF";
@@ -70,5 +71,40 @@ export function surfaceStyle(background) {
     "--on-brand-active": dark
       ? "rgba(255, 255, 255, 0.45)"
       : "rgba(0, 0, 0, 0.35)",
+  };
+}
+
+/** `colour` moved `amount` (0 to 1) of the way towards `target`, as #RRGGBB. */
+export function mix(colour, target, amount) {
+  const from = parseHex(colour);
+  const to = parseHex(target);
+  if (!from || !to) return colour;
+  const hex = from.map((v, i) =>
+    Math.round(v + (to[i] - v) * amount)
+      .toString(16)
+      .padStart(2, "0"),
+  );
+  return `#${hex.join("")}`.toUpperCase();
+}
+
+/**
+ * CSS custom properties that put an organisation's branding colour on the header
+ * and on primary buttons (theme.css reads them), each with the text colour that
+ * reads on it. Hover moves the colour away from its text (darker under white text,
+ * lighter under dark text), so it only ever adds contrast.
+ */
+export function brandColours(colour) {
+  const { text, dark } = textOn(colour);
+  return {
+    "--button": colour,
+    "--on-button": text,
+    "--button-hover": dark
+      ? mix(colour, LIGHT_TEXT, 0.3)
+      : mix(colour, "#000000", 0.2),
+    "--header": colour,
+    "--on-header": text,
+    "--header-hover": dark ? "rgba(255, 255, 255, 0.3)" : "rgba(0, 0, 0, 0.22)",
+    "--avatar": text,
+    "--on-avatar": colour,
   };
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { contrastRatio, surfaceStyle, textOn } from "./contrast.js";
+import {
+  brandColours,
+  contrastRatio,
+  mix,
+  surfaceStyle,
+  textOn,
+} from "./contrast.js";
 
 describe("contrast", () => {
   it("computes the WCAG ratio", () => {
@@ -37,5 +43,31 @@ describe("contrast", () => {
       color: "#191919",
       "--on-brand": "#191919",
     });
+  });
+});
+
+describe("the branding colour on the header and primary buttons", () => {
+  it("gives each the text that reads on it, and a hover that only adds contrast", () => {
+    for (const colour of ["#8FE3D6", "#0B2545", "#808080", "#FFBF1F"]) {
+      const vars = brandColours(colour);
+      expect(vars["--button"]).toBe(colour);
+      expect(vars["--header"]).toBe(colour);
+      const text = vars["--on-button"];
+      expect(vars["--on-header"]).toBe(text);
+      expect(contrastRatio(colour, text)).toBeGreaterThanOrEqual(4.5);
+      expect(
+        contrastRatio(vars["--button-hover"], text),
+      ).toBeGreaterThanOrEqual(contrastRatio(colour, text));
+      expect(contrastRatio(vars["--avatar"], vars["--on-avatar"])).toBe(
+        contrastRatio(colour, text),
+      );
+    }
+    expect(brandColours("#8FE3D6")["--on-button"]).toBe("#191919"); // light teal: dark text
+    expect(brandColours("#0B2545")["--on-button"]).toBe("#FFFFFF");
+  });
+
+  it("mixes colours", () => {
+    expect(mix("#000000", "#FFFFFF", 0.5)).toBe("#808080");
+    expect(mix("#0B2545", "#000000", 0)).toBe("#0B2545");
   });
 });

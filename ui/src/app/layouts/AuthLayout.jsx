@@ -3,14 +3,15 @@ import { DEFAULT_BRANDING, PRODUCT_NAME } from "../../config/brand.js";
 import { useBranding } from "../../features/branding/api/getBranding.js";
 import { surfaceStyle } from "../../lib/contrast.js";
 import { ScrollReset } from "../ScrollReset.jsx";
+import { useBrandColours } from "./useBrandColours.js";
 
 /** Centred card with a branded left panel; hidden until the branding request settles. */
 export function AuthLayout() {
   const branding = useBranding();
+  const brandColour = (branding.branding && branding.branding_colour) || null;
+  useBrandColours(branding.ready ? brandColour : null); // the Sign in button too
   if (!branding.ready) return <div className="auth" aria-busy="true" />;
-  const colour =
-    (branding.branding && branding.branding_colour) ||
-    DEFAULT_BRANDING.authColour;
+  const colour = brandColour || DEFAULT_BRANDING.authColour;
   return (
     <div className="auth">
       <ScrollReset />

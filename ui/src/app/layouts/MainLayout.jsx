@@ -14,27 +14,29 @@ import { useOrganisation } from "../../features/organisation/api/getOrganisation
 import { TrialChip } from "../../features/organisation/components/TrialChip.jsx";
 import { ScrollReset } from "../ScrollReset.jsx";
 import { SideMenu } from "./SideMenu.jsx";
+import { useBrandColours } from "./useBrandColours.js";
 import { UserMenu } from "./UserMenu.jsx";
 import { useMediaQuery } from "./useMediaQuery.js";
 
-/** The main layout's colour and logo: this host's branding, else the signed-in organisation's. */
+/**
+ * The main layout's colour and logo: this host's branding, else the signed-in
+ * organisation's. `brandColour`: the organisation's own colour, which the header
+ * and primary buttons take too (null: they keep the defaults).
+ */
 export function mainBranding(hostBranding, organisation) {
-  if (hostBranding && hostBranding.branding) {
+  const branded = [hostBranding, organisation].find((b) => b && b.branding);
+  if (branded) {
     return {
-      colour: hostBranding.branding_colour || DEFAULT_BRANDING.mainColour,
-      logo: hostBranding.branding_logo || null,
+      colour: branded.branding_colour || DEFAULT_BRANDING.mainColour,
+      logo: branded.branding_logo || null,
+      brandColour: branded.branding_colour || null,
     };
   }
-  if (organisation && organisation.branding) {
-    return {
-      colour: organisation.branding_colour || DEFAULT_BRANDING.mainColour,
-      logo: organisation.branding_logo || null,
-    };
-  }
-  return { colour: DEFAULT_BRANDING.mainColour, logo: null };
+  return { colour: DEFAULT_BRANDING.mainColour, logo: null, brandColour: null };
 }
 
-/** Header, side menu in the branding colour, content; below 1024 px the menu is a drawer. */
+/** Header, side menu in the branding colour (header and primary buttons too, when the
+ * organisation has one), content; below 1024 px the menu is a drawer. */
 export function MainLayout() {
   const session = getSession() || {};
   const navigate = useNavigate();
@@ -44,7 +46,11 @@ export function MainLayout() {
   const [drawerOpen, setDrawerOpen] = useState(false); // narrow screens: the drawer starts closed
   const hostBranding = useBranding();
   const { data: organisation } = useOrganisation();
-  const { colour, logo } = mainBranding(hostBranding, organisation);
+  const { colour, logo, brandColour } = mainBranding(
+    hostBranding,
+    organisation,
+  );
+  useBrandColours(brandColour);
   const open = narrow ? drawerOpen : menuOpen;
   // two chips do not fit a phone's header beside the toggle and the user menu
   const twoChips = Boolean(
