@@ -54,6 +54,8 @@ def arrange(console) -> dict:
     (home / "reports").mkdir(parents=True)
     (home / "reports" / "q1.pdf").write_bytes(b"x" * 123_456)
     (home / "notes.txt").write_text("hello")
+    # a transfer: the dashboard draws its chart (with none it says there are none yet)
+    assert signed_in(console, "walter", "user-password-1").get("files/download/?path=/notes.txt").status == 200
     api = signed_in(console, "admin", ADMIN_PASSWORD)
     source = api.get("sources/").body["results"][0]["id"]
     token = api.post("tokens/", {"name": "nightly sync", "scopes": ["files"]}).body["id"]

@@ -23,15 +23,17 @@ export function LatestActivity({ logs }) {
   );
 }
 
-/** The chart's numbers as a table for screen readers (the chart itself is a picture). */
-export function TransfersTable({ series }) {
-  const months = series.length ? series[0].data.map((point) => point.x) : [];
+/** The chart's numbers as a table for screen readers (the chart itself is a picture);
+ * `bar` names what each bar counts ("Day", "Week from", "Month"). */
+export function TransfersTable({ series, bar = "Month" }) {
+  const bars = series.length ? series[0].data.map((point) => point.x) : [];
+  const per = bar.split(" ")[0].toLowerCase();
   return (
     <table className="visually-hidden">
-      <caption>File transfers per month, by protocol</caption>
+      <caption>File transfers per {per}, by protocol</caption>
       <thead>
         <tr>
-          <th scope="col">Month</th>
+          <th scope="col">{bar}</th>
           {series.map((s) => (
             <th key={s.name} scope="col">
               {s.name.toUpperCase()}
@@ -40,9 +42,9 @@ export function TransfersTable({ series }) {
         </tr>
       </thead>
       <tbody>
-        {months.map((month, i) => (
-          <tr key={month}>
-            <th scope="row">{month}</th>
+        {bars.map((label, i) => (
+          <tr key={label}>
+            <th scope="row">{label}</th>
             {series.map((s) => (
               <td key={s.name}>{s.data[i] ? s.data[i].y : 0}</td>
             ))}
@@ -52,6 +54,10 @@ export function TransfersTable({ series }) {
     </table>
   );
 }
+
+/** Whether a chart's series count no transfer at all. */
+export const noTransfers = (series) =>
+  series.every((s) => s.data.every((point) => !point.y));
 
 export function TopUsers({ users }) {
   return (

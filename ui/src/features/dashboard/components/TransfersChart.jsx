@@ -5,7 +5,7 @@ import {
   VictoryLegend,
   VictoryStack,
 } from "victory";
-import { monthTicks } from "./monthTicks.js";
+import { AXIS_FONT_SIZE, axisTicks } from "./axisTicks.js";
 
 export const COLOURS = {
   sftp: "#3D37FF",
@@ -16,8 +16,8 @@ export const COLOURS = {
 const AXIS_TEXT = "#424242";
 
 /**
- * A stacked bar per month over the last 12 months, one colour per protocol.
- * Narrow widths get tighter padding and fewer, stacked month labels. It is a
+ * A stacked bar per day, week or month (as the series has them), one colour per
+ * protocol. Narrow widths get tighter padding and fewer, stacked labels. It is a
  * picture only: the dashboard puts the same numbers in a table for screen readers.
  */
 export default function TransfersChart({ series, width }) {
@@ -26,9 +26,9 @@ export default function TransfersChart({ series, width }) {
   const padding = narrow
     ? { top: 40, bottom: 50, left: 40, right: 12 }
     : { top: 40, bottom: 50, left: 50, right: 30 };
-  const months = series.length ? series[0].data.map((point) => point.x) : [];
-  const [format] = monthTicks(
-    months.length,
+  const bars = series.length ? series[0].data.map((point) => point.x) : [];
+  const [format] = axisTicks(
+    bars,
     width - padding.left - padding.right - 40, // the bars' domain padding
   );
   return (
@@ -44,21 +44,27 @@ export default function TransfersChart({ series, width }) {
           y={0}
           orientation="horizontal"
           gutter={narrow ? 12 : 20}
-          style={{ labels: { fontSize: narrow ? 11 : 12, fill: AXIS_TEXT } }}
+          style={{ labels: { fontSize: AXIS_FONT_SIZE, fill: AXIS_TEXT } }}
           data={series.map((s) => ({
             name: s.name.toUpperCase(),
             symbol: { fill: COLOURS[s.name] || "#757575" },
           }))}
         />
         <VictoryAxis
-          tickValues={months}
-          tickFormat={(t, i) => format(months[i] ?? t, i)}
-          style={{ tickLabels: { fontSize: 10, fill: AXIS_TEXT, padding: 6 } }}
+          tickValues={bars}
+          tickFormat={(t, i) => format(bars[i] ?? t, i)}
+          style={{
+            tickLabels: {
+              fontSize: AXIS_FONT_SIZE,
+              fill: AXIS_TEXT,
+              padding: 6,
+            },
+          }}
         />
         <VictoryAxis
           dependentAxis
           tickFormat={(t) => (Number.isInteger(t) ? t : "")}
-          style={{ tickLabels: { fontSize: 10, fill: AXIS_TEXT } }}
+          style={{ tickLabels: { fontSize: AXIS_FONT_SIZE, fill: AXIS_TEXT } }}
         />
         <VictoryStack>
           {series.map((s) => (
