@@ -4,29 +4,7 @@ import { describe, expect, it } from "vitest";
 import { NotificationsProvider } from "../../../components/notifications.jsx";
 import { stubApi } from "../../../test/server.js";
 import { MailSettingsForm } from "./MailSettingsForm.jsx";
-
-const item = (value, source = "default", setBy = null) => ({
-  value,
-  source,
-  editable: source !== "config",
-  set_by: setBy,
-});
-const SETTINGS = {
-  server: { public_hostname: item("localhost") },
-  smtp: {
-    host: item(
-      "127.0.0.1",
-      "config",
-      "environment variable APPLIANCE_SMTP_HOST",
-    ),
-    port: item(25),
-    starttls: item(false),
-    sender: item("portal@localhost"),
-    username: item(""),
-    password: { set: true, source: "console", editable: true, set_by: null },
-  },
-  warnings: [],
-};
+import { SETTINGS } from "./settingsFixture.js";
 
 function renderForm(reply = [200, SETTINGS]) {
   const calls = stubApi({ "PATCH god/settings/": () => reply });

@@ -5,30 +5,7 @@ import {
   mailChanges,
   mailValues,
 } from "./applianceSettings.js";
-
-const item = (value, source = "default", setBy = null) => ({
-  value,
-  source,
-  editable: source !== "config",
-  set_by: setBy,
-});
-
-const SETTINGS = {
-  server: { public_hostname: item("localhost") },
-  smtp: {
-    host: item(
-      "127.0.0.1",
-      "config",
-      "environment variable APPLIANCE_SMTP_HOST",
-    ),
-    port: item(25),
-    starttls: item(false),
-    sender: item("portal@localhost"),
-    username: item(""),
-    password: { set: true, source: "console", editable: true, set_by: null },
-  },
-  warnings: [],
-};
+import { SETTINGS } from "./settingsFixture.js";
 
 describe("the appliance's settings in the console", () => {
   it("says where the config sets a setting, and nothing for one the console may change", () => {
