@@ -73,7 +73,9 @@ def test_the_file_viewer_disables_what_the_user_may_not_do(page, console):
 def test_the_logs_action_filter_offers_organisation_created(page, console):
     sign_in(page, console, "admin", ADMIN_PASSWORD)
     menu(page, "Logs")
-    action = page.get_by_label("Action")
+    action = page.locator("label", has=page.locator("span", has_text=re.compile("^Action$"))).locator(
+        "select"
+    )  # the filter, not the rows' "Actions for log entry" menus
     expect(action.locator("option", has_text=re.compile("^organisation_created$"))).to_have_count(1)
     expect(action.locator("option", has_text=re.compile("^login$"))).to_have_count(1)
     action.select_option("organisation_created")
