@@ -29,7 +29,7 @@ import pytest
 from ..api_client import MULTIPART, Api, multipart, signed_in
 from ..frontends.ftp_raw import RawFTP, read_all
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp
-from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, wait_for
+from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, now_iso, wait_for
 
 PASSWORD = "user-password-1"
 SECRET = b"the neighbour's secret"
@@ -902,6 +902,15 @@ def tus_create(api) -> str:
     return reply.headers["location"].rstrip("/").rsplit("/", 1)[-1]
 
 
+def reserved_folder(daemon, org_id: int) -> int:
+    """A folder kept for the organisation after its source was deleted (planted)."""
+    daemon.execute(
+        "INSERT INTO reserved_folders (org_id, path, source_name, reserved_at) VALUES (?, ?, ?, ?)",
+        org_id, f"/srv/kept-for-{org_id}", "Old drive", now_iso(),
+    )  # fmt: skip
+    return daemon.query("SELECT max(id) FROM reserved_folders")[0][0]
+
+
 def test_every_id_route_answers_404_to_another_organisations_admin(daemon):
     a_admin = signed_in(daemon, "admin", ADMIN_PASSWORD)
     org_a = daemon.default_org()
@@ -937,6 +946,7 @@ def test_every_id_route_answers_404_to_another_organisations_admin(daemon):
             },
         ).body["id"],  # fmt: skip
         "upload_id": tus_create(a_admin),
+        "reserved_id": reserved_folder(daemon, org_a),
         "address": "203.0.113.9",  # bans: lifting one that does not concern B's organisation is a 404 too
     }
     public = {"token", "name"}  # share links and logos are public by design: not admin routes
@@ -976,6 +986,7 @@ def test_every_id_route_answers_404_to_another_organisations_admin(daemon):
     for resource, key in (("profiles", "profile_id"), ("sources", "source_id"), ("tokens", "token_id"),
                           ("shares", "share_id"), ("mailboxes", "mailbox_id")):  # fmt: skip
         assert a_admin.get(f"{resource}/{ids[key]}/").status == 200, resource
+    assert daemon.query("SELECT count(*) FROM reserved_folders WHERE id = ?", ids["reserved_id"])[0][0] == 1
 
 
 # -- stored XSS: headers the console relies on (browser check of names: below) -------------------
