@@ -174,10 +174,11 @@ def _served(data_dir) -> bool:
         return False
 
 
-# Twisted's own lines as a port opens and closes: "<factory> starting on <port>" and
-# "(TCP Port <port> Closed)". The service names each listener itself ("FTP listening on
-# ..."), and every passive FTP data connection would otherwise add two lines.
-_PORT_CHATTER = re.compile(r".+ starting on \d+|\((?:TCP|UDP|UNIX) Port \S+ Closed\)")
+# Twisted's own lines as a port opens and closes: "<factory> starting on <port>" (a UNIX
+# socket's: on '<path>') and "(TCP Port <port> Closed)". The service names each listener
+# itself ("FTP listening on ..."), and every passive FTP data connection would otherwise
+# add two lines.
+_PORT_CHATTER = re.compile(r".+ starting on (?:\d+|'[^']*')|\((?:TCP|UDP|UNIX) Port \S+ Closed\)")
 
 
 def _not_port_chatter(event):

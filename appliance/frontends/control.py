@@ -71,4 +71,6 @@ class ControlProtocol(LineOnlyReceiver):
 
 
 def control_factory(services) -> Factory:
-    return Factory.forProtocol(lambda: ControlProtocol(services.auth))
+    factory = Factory.forProtocol(lambda: ControlProtocol(services.auth))
+    factory.noisy = False  # the daemon's log names its listeners once, itself (service.py)
+    return factory

@@ -82,7 +82,7 @@ def test_an_upgrade_backs_up_and_migrates_the_database(chroot):
     """dpkg installing over the installed package takes the upgrade path of the
     maintainer scripts (prerm upgrade, postinst configure OLD-VERSION). The database
     is first put back to the previous release's schema (version 4: no daily count
-    tables, no source sign-ins, no session ids), as an older package would have left it; the new code then copies it
+    tables, no source sign-ins, no session ids, no reserved folders, no console settings), as an older package would have left it; the new code then copies it
     aside and migrates it. The data, the edited conffile and the checks survive."""
     config = chroot.root / "etc/appliance/appliance.toml"
     config.write_text(config.read_text() + "\n# edited by the admin\n")
@@ -97,6 +97,8 @@ def test_an_upgrade_backs_up_and_migrates_the_database(chroot):
         old.execute("DROP TABLE ended_sessions")  # migration 7's
         old.execute("DROP INDEX refresh_tokens_session")
         old.execute("ALTER TABLE refresh_tokens DROP COLUMN session_id")
+        old.execute("DROP TABLE reserved_folders")  # migration 8's
+        old.execute("DROP TABLE appliance_settings")  # migration 9's
     old.execute("PRAGMA user_version = 4")
     sign_ins = old.execute("SELECT count(*) FROM logs").fetchone()[0]
     old.close()

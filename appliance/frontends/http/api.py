@@ -251,9 +251,14 @@ def client_address(request) -> str:
 
 
 def query(request, name: str, default: str = "") -> str:
+    """The query parameter `name` (`default` when absent); one given more than once is a
+    400 naming it (no parameter of the API is a list: which one would count?)."""
     values = request.args.get(name.encode())
     if not values:
         return default
+    if len(values) > 1:
+        message = f"Give {name} once, not {len(values)} times."
+        raise Invalid(message, {name: [message]})
     return values[0].decode("utf-8", "replace")
 
 
@@ -362,9 +367,9 @@ def page(request, items: list, count: int, default: int = 25) -> dict:
 def paging(request, default: int = 25) -> tuple[int, int]:
     """(limit, offset) from ?page=&page_size= (a number out of its range, as the OpenAPI
     document declares it, is a 400 naming the field, never silently moved into range)."""
-    try:
-        number = int(query(request, "page", "1") or 1)
-        size = int(query(request, "page_size", str(default)) or default)
+    try:  # given empty is not a number either
+        number = int(query(request, "page", "1"))
+        size = int(query(request, "page_size", str(default)))
     except ValueError:
         raise Invalid("page and page_size must be whole numbers.") from None
     if not 1 <= number <= MAX_PAGE:  # past MAX_PAGE: an offset past SQLite's integers

@@ -318,7 +318,7 @@ class FilesApi(Resource):
         files are looked at)."""
         files = await self._files(request)
         path = files.normalise(self._path(request))
-        if not (query(request, "page") or query(request, "page_size")):
+        if b"page" not in request.args and b"page_size" not in request.args:
             entries = await files.list(path)
             return reply(request, {"path": path, "entries": entries_view(entries)})
         size, offset = paging(request, FILES_PAGE)
