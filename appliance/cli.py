@@ -158,6 +158,8 @@ def cmd_check(args) -> int:
     for root in settings.sources.local_roots:
         if not os.path.isdir(root):
             problems.append(f"[sources] local_roots: {root} is not a folder")
+    for line in settings.retired_in_use():
+        print(f"warning: {line}", file=sys.stderr)
     if problems:
         for problem in problems:
             print(f"problem: {problem}", file=sys.stderr)

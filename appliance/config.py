@@ -20,6 +20,15 @@ from .text import control_characters
 
 ENV_PREFIX = "APPLIANCE_"
 
+# Keys a release took away: a config or environment that still sets one is read as before
+# but the key does nothing, and the daemon says so once at start (Settings.retired_in_use),
+# so an upgrade never stops a daemon over a tuning it no longer needs.
+RETIRED = {
+    ("server", "idle_spin_us"): "the reactor is Twisted's own again; on a VM, set the guest's halt polling "
+    'instead (README, "Small files on a virtual machine")',
+    ("server", "thread_wait_us"): "every job of a thread comes back through the event loop",
+}
+
 
 @dataclass
 class ServerSettings:
@@ -29,8 +38,6 @@ class ServerSettings:
     trial_days: int = 14  # length of a new organisation's trial
     shutdown_grace: int = 30  # seconds transfers in flight get to finish on SIGTERM
     pin_reactor: bool = True  # keep the reactor, database and short disk work on one CPU (bulk work uses all)
-    idle_spin_us: int = 200  # microseconds the reactor looks for its next event before sleeping, at most (0: none)
-    thread_wait_us: int = 500  # microseconds the reactor waits in place for a short job of a thread (0: never)
 
 
 @dataclass
@@ -127,6 +134,15 @@ class Settings:
     source_file: str | None = None  # where the TOML came from, for messages
     # (section, key) the file or the environment set -> where: the file's path, "environment variable NAME"
     explicit: dict[tuple[str, str], str] = field(default_factory=dict)
+    # retired keys (RETIRED) the file or the environment still sets -> where, as `explicit`
+    retired: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def retired_in_use(self) -> list[str]:
+        """One line per retired key still set: where, and why it no longer does anything."""
+        return [
+            f"{where}: [{section}] {key} is retired and does nothing: {RETIRED[section, key]}; remove it"
+            for (section, key), where in sorted(self.retired.items())
+        ]
 
     def set_by(self, section: str, key: str) -> str | None:
         """Where [section] key is set: the config file's path or "environment variable
@@ -206,6 +222,7 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
     settings = Settings()
     sections = _section_fields(settings)
     explicit: dict[tuple[str, str], str] = {}
+    retired: dict[tuple[str, str], str] = {}
     if path is not None:
         settings.source_file = str(path)
         try:
@@ -226,6 +243,9 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
                 raise ConfigError(f"{path}: unknown section [{section_name}] (known: {known})")
             for key, value in values.items():
                 where = f"{path}: [{section_name}] {key}"
+                if (section_name, key) in RETIRED:
+                    retired[(section_name, key)] = str(path)
+                    continue
                 if not hasattr(section, key):
                     raise ConfigError(f"{where}: unknown key")
                 setattr(section, key, _coerce(value, getattr(section, key), where))
@@ -236,11 +256,15 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
         rest = name[len(ENV_PREFIX) :].lower()
         section_name, _, key = rest.partition("_")
         section = sections.get(section_name)
+        if (section_name, key) in RETIRED:
+            retired[(section_name, key)] = f"environment variable {name}"
+            continue
         if section is None or not key or not hasattr(section, key):
             raise ConfigError(f"environment variable {name}: no such setting")
         setattr(section, key, _coerce(value, getattr(section, key), f"environment variable {name}"))
         explicit[(section_name, key)] = f"environment variable {name}"
     settings.explicit = explicit
+    settings.retired = retired
     _validate(settings)
     return settings
 
@@ -249,8 +273,6 @@ def load(path: str | os.PathLike | None = None, environ: dict[str, str] | None =
 _BOUNDS = {
     ("server", "trial_days"): (0, None),
     ("server", "shutdown_grace"): (0, None),
-    ("server", "idle_spin_us"): (0, 10_000),
-    ("server", "thread_wait_us"): (0, 10_000),
     ("smtp", "port"): (1, 65535),
     ("security", "bcrypt_rounds"): (4, 16),
     ("security", "ipv6_prefix"): (48, 128),

@@ -198,6 +198,8 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     from .frontends.http.redirect import redirect_site
     from .frontends.sftp import sftp_factory
 
+    for line in settings.retired_in_use():
+        log.warn("{line}", line=line)
     # Parse every endpoint before touching the data dir, so a typo fails fast.
     planned = []
     for what, descriptions, make in (
@@ -218,7 +220,6 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
         reactor,
         hold_data_dir=True,
         pin=settings.server.pin_reactor,
-        idle_spin=settings.server.idle_spin_us / 1_000_000,
     )
     daemon = ApplianceService(core)
     services = core.services()  # what the front ends see: no store, no thread pools, no data dir

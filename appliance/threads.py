@@ -20,25 +20,9 @@ database thread and the work pool are kept on one CPU (with the GIL they seldom 
 Python at the same time anyway), and the pools whose work is long or runs in C
 without the GIL (bulk, net, transfer) on every CPU the process may use.
 
-How the reactor waits (`idle_spin`: the daemon's `[server] idle_spin_us`): it looks
-for its next event a short while before it sleeps, while no pool has work: a pinned
-thread needs its CPU, and any thread the GIL, which looking takes and gives back many
-times. And it hands each event to its connection without Twisted's per-event logging
-context. Both are set up here, with the pinning, and taken off at stop (reactor_idle.py).
-
-How it waits for a short job (`in_place`: the daemon's `[server] thread_wait_us`): a job
-given to the database thread or the work pool (an open, a stat, a commit's fsync and
-rename, an audit row) takes 30-100 us on a fast disk, and going round the event loop
-for its result took 60-70 us more: the reactor's own way back to its wait (the thread
-shares its CPU and needs the GIL until then), the thread's hand-back through
-callFromThread and the waker, the reactor's wake-up and callbacks (bench/README.md).
-So when nothing else is ready (epoll has no event for it, no result is on the way
-back) and a thread of the pool is free, the reactor waits where it is, GIL released,
-for up to `thread_wait_us`; the job's Deferred has its result before the caller gets
-it, and the caller goes straight on. A job that takes longer is left to come back the
-usual way, and jobs of that function are not waited for again for a while (8 jobs,
-doubling up to 1,024 while it stays slow: an fsync on a spinning disk). At most 32
-waits in a row: the 33rd job goes round the loop, so timers due meanwhile run.
+Every job's Deferred fires on the reactor's thread, from its event loop, after the caller
+has it: a job never runs its caller's callbacks before `db`/`work`/... return (the pools hand
+results back with callFromThread). The reactor is Twisted's own epoll reactor, untouched.
 """
 
 from __future__ import annotations
@@ -52,10 +36,7 @@ from typing import Any, TypeVar
 
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
-from twisted.python import threadable
 from twisted.python.failure import Failure
-
-from . import reactor_idle
 
 T = TypeVar("T")
 log = Logger()
@@ -71,17 +52,10 @@ class Threads:
         net_threads: int = 8,
         transfer_threads: int = 4,
         pin: bool = False,
-        idle_spin: float = 0.0,
-        thread_wait: float = 0.0,
     ):
         self._reactor = reactor
         self.reactor = reactor
         self._pin = pin
-        self._idle_spin = idle_spin  # seconds the reactor looks for events before it sleeps
-        self._thread_wait = thread_wait  # seconds the reactor waits in place for a short job
-        self.in_place: InPlace | None = None  # how it does, once started
-        self.spin: reactor_idle.IdleSpin | None = None  # how it does, once started (reactor_idle.install)
-        self.dispatch: reactor_idle.DirectDispatch | None = None  # how it hands out events (reactor_idle.py)
         self.cpu: int | None = None  # the CPU of the reactor and the short-work pools, when pinned
         self._allowed: set[int] = set()  # the CPUs the process may use, when pinned
         self._db = Pool(reactor, "appliance-db", 1, 1)
@@ -104,12 +78,6 @@ class Threads:
         self._bulk.start()
         self._net.start()
         self._transfer.start()
-        poller = reactor_idle.reactor_poller(self._reactor)
-        if self._thread_wait > 0 and poller is not None and hasattr(poller, "poll"):
-            self.in_place = self._db.in_place = self._work.in_place = InPlace(self._thread_wait, poller.poll)
-        self.dispatch = reactor_idle.dispatch_directly(self._reactor)
-        if self._idle_spin > 0 and len(os.sched_getaffinity(0) | self._allowed) > 1:
-            self.spin = reactor_idle.install(self._reactor, self._idle_spin, self.all_idle)
         self._trigger = self._reactor.addSystemEventTrigger("after", "shutdown", self.stop)
 
     def stop(self) -> None:
@@ -120,13 +88,6 @@ class Threads:
             self._reactor.removeSystemEventTrigger(self._trigger)
         except (ValueError, KeyError):
             pass  # already fired: we are being called by it
-        if self.spin is not None:
-            reactor_idle.uninstall(self._reactor)
-            self.spin = None
-        if self.dispatch is not None:
-            reactor_idle.undo_dispatch(self._reactor)
-            self.dispatch = None
-        self.in_place = self._db.in_place = self._work.in_place = None
         if self.cpu is not None:
             _set_affinity(self._allowed)  # the caller (the reactor's thread) may go anywhere again
             self.cpu = None
@@ -168,11 +129,6 @@ class Threads:
         for pool, cpus in ((self._db, {cpu}), (self._work, {cpu}), (self._bulk, allowed), (self._net, allowed),
                            (self._transfer, allowed)):  # fmt: skip
             pool.cpus = frozenset(cpus)
-
-    def all_idle(self) -> bool:
-        """Whether no pool has a job queued or running: the reactor's looking for its next
-        event (reactor_idle.py) would take the CPU or the GIL from none of them."""
-        return self._db.idle and self._work.idle and self._bulk.idle and self._transfer.idle and self._net.idle
 
     def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Deferred[T]:
         """Run `fn` on the database thread (awaitable)."""
@@ -235,85 +191,6 @@ def current_cpu() -> int | None:
         return None
 
 
-class InPlace:
-    """Whether the reactor waits where it is for a job it gives the database thread or
-    the work pool, and the wait (see the module). `peek`: the reactor's epoll object's
-    `poll` (anything ready?); `in_reactor`: whether the caller is the reactor's thread."""
-
-    STREAK = 32  # waits in a row at most; then a job goes round the loop (due timers run)
-    PAUSE_FIRST, PAUSE_MOST = 8, 1024  # jobs of a slow function not waited for, at first and at most
-    KINDS = 256  # slow functions remembered at most (a new lambda or partial is a new one)
-
-    def __init__(
-        self,
-        most: float,
-        peek: Callable[[float, int], list],
-        in_reactor: Callable[[], bool] = threadable.isInIOThread,
-    ):
-        self.most = most
-        self._peek = peek
-        self._in_reactor = in_reactor
-        self._streak = 0
-        self._pauses: dict[Any, list[int]] = {}  # a slow function -> [jobs still not waited for, the pause]
-
-    def wanted(self, fn: Callable) -> Any:
-        """The key of `fn`'s kind when the reactor should wait for this job, else None."""
-        if self._streak >= self.STREAK:
-            self._streak = 0
-            return None
-        if not self._in_reactor():
-            return None
-        fn = getattr(fn, "__func__", fn)
-        kind = getattr(fn, "__code__", fn)
-        pause = self._pauses.get(kind)
-        if pause is not None and pause[0] > 0:
-            pause[0] -= 1
-            return None
-        try:
-            if self._peek(0, 1):  # an event or a result waits: it goes first, as before
-                self._streak = 0
-                return None
-        except (OSError, ValueError):  # a closed epoll object: the reactor is going away
-            return None
-        return kind
-
-    def wait(self, waiter: _Waiter, kind: Any) -> bool:
-        """Wait for the job (up to `most`): whether its result was handed to `waiter`."""
-        waiter.done.acquire(True, self.most)
-        with waiter.guard:
-            if not waiter.delivered:
-                waiter.abandoned = True  # the thread hands it back the usual way
-        pause = self._pauses.get(kind)
-        if waiter.delivered:
-            self._streak += 1
-            if pause is not None:
-                pause[1] //= 2
-                if pause[1] < self.PAUSE_FIRST:
-                    del self._pauses[kind]
-            return True
-        self._streak = 0
-        length = min(max(pause[1] * 2, self.PAUSE_FIRST), self.PAUSE_MOST) if pause else self.PAUSE_FIRST
-        if pause is None and len(self._pauses) >= self.KINDS:
-            self._pauses.clear()
-        self._pauses[kind] = [length, length]
-        return False
-
-
-class _Waiter:
-    """One job the reactor waits for in place: `done` is released when its result is
-    here; `guard` settles which of the two sides has it when the wait ends as it comes."""
-
-    __slots__ = ("abandoned", "delivered", "done", "guard", "outcome", "result")
-
-    def __init__(self):
-        self.done = threading.Lock()
-        self.done.acquire()
-        self.guard = threading.Lock()
-        self.delivered = self.abandoned = False
-        self.outcome: Callable[[Any], Any] | None = None
-        self.result: Any = None
-
-
 class Pool:
     """Threads taking work from one queue, each result handed back to the reactor with
     callFromThread: Twisted's ThreadPool with less on the way (its hand-off through a
@@ -333,20 +210,13 @@ class Pool:
         self._threads: list[threading.Thread] = []
         self._idle = 0  # threads waiting for a job
         self._queued = 0  # jobs no thread has taken yet
-        self._unfinished = 0  # jobs given and not done (their results may still be on the way back)
         self._started = False
-        self.in_place: InPlace | None = None  # set by Threads for the pools of short work
 
     def start(self) -> None:
         self._started = True
         with self._lock:
             while len(self._threads) < self._min:
                 self._spawn()
-
-    @property
-    def idle(self) -> bool:
-        """No job queued or running (read without the lock: a moment's view)."""
-        return not self._unfinished
 
     def run(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> Deferred[T]:
         """`fn(*args, **kwargs)` on a thread of the pool: a Deferred of its result."""
@@ -355,26 +225,15 @@ class Pool:
         d: Deferred[T] = Deferred()
         with self._lock:
             self._queued += 1
-            self._unfinished += 1
-            free = self._queued <= self._idle  # a waiting thread takes it at once
             if self._queued > self._idle and len(self._threads) < self._max:
                 try:
                     self._spawn()
                 except RuntimeError:  # "can't start new thread": the threads there are will do it
                     if not self._threads:
                         self._queued -= 1
-                        self._unfinished -= 1
                         raise
                     log.warn("{pool}: could not start another thread; the job waits for a busy one", pool=self.name)
-        in_place = self.in_place
-        kind = in_place.wanted(fn) if in_place is not None and free else None
-        if kind is None:
-            self._queue.put((d, fn, args, kwargs, None))
-            return d
-        waiter = _Waiter()
-        self._queue.put((d, fn, args, kwargs, waiter))
-        if in_place.wait(waiter, kind):
-            waiter.outcome(waiter.result)  # before the caller has d: awaiting it goes straight on
+        self._queue.put((d, fn, args, kwargs))
         return d
 
     def stop(self) -> None:
@@ -407,29 +266,15 @@ class Pool:
                     self._queued -= 1
             if job is None:
                 return
-            d, fn, args, kwargs, waiter = job
+            d, fn, args, kwargs = job
             job = None
             try:
                 outcome, result = d.callback, fn(*args, **kwargs)
             except BaseException:  # noqa: BLE001 - handed to the caller, as deferToThread does
                 outcome, result = d.errback, Failure()
-            with lock:
-                self._unfinished -= 1  # done: its result is on the way back
-            if waiter is None or not _hand_over(waiter, outcome, result):
-                back(outcome, result)
+            back(outcome, result)
             # hold nothing of the job while waiting for the next
-            d = fn = args = kwargs = outcome = result = waiter = None
-
-
-def _hand_over(waiter: _Waiter, outcome: Callable[[Any], Any], result: Any) -> bool:
-    """Give a job's result to the reactor waiting for it in place; False if it stopped
-    waiting (the result then goes back through callFromThread)."""
-    with waiter.guard:
-        if waiter.abandoned:
-            return False
-        waiter.outcome, waiter.result, waiter.delivered = outcome, result, True
-        waiter.done.release()
-        return True
+            d = fn = args = kwargs = outcome = result = None
 
 
 def _name_this_thread(name: str) -> None:

@@ -110,7 +110,6 @@ def build_core(
     hold_data_dir: bool = False,
     destinations: Destinations | None = None,
     pin: bool = False,
-    idle_spin: float = 0.0,
 ) -> Core:
     """Prepare the data dir, open and migrate the database, wire the services.
 
@@ -120,16 +119,12 @@ def build_core(
     outbound connections go (a stand-in resolver in tests; the system's by default).
     `pin`: keep the calling thread (the daemon's reactor) and the short-work threads on
     one CPU (threads.py); the daemon asks for it, a core built in a test process not.
-    `idle_spin`: seconds the reactor looks for its next event before it sleeps
-    (reactor_idle.py); the daemon's `[server] idle_spin_us`, none in a test process.
-    The reactor waits in place for a short job of its threads (threads.py) as
-    `[server] thread_wait_us` says, in a test process too.
     """
     data_dir = DataDir(settings.data_path)
     data_dir.prepare(settings.server.public_hostname)
     if hold_data_dir:
         data_dir.lock()
-    threads = Threads(reactor, pin=pin, idle_spin=idle_spin, thread_wait=settings.server.thread_wait_us / 1_000_000)
+    threads = Threads(reactor, pin=pin)
     threads.start()
     try:
         return _wire(settings, reactor, data_dir, threads, destinations or Destinations())

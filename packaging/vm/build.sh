@@ -69,6 +69,7 @@ for unit in appliance-firstboot.service appliance-banner.service appliance-growr
 done
 install -D -m 0644 "$HERE/files/20-wired.network" "$ROOT/etc/systemd/network/20-wired.network"
 install -D -m 0644 "$HERE/files/appliance.issue" "$ROOT/etc/issue.d/appliance.issue"
+install -D -m 0644 "$HERE/files/appliance-haltpoll.conf" "$ROOT/usr/lib/tmpfiles.d/appliance-haltpoll.conf"
 systemctl --root="$ROOT" --quiet enable \
     appliance.service appliance-sftp.socket appliance-ftp.socket appliance-http.socket appliance-https.socket \
     appliance-firstboot.service appliance-banner.service appliance-growroot.service appliance-ovf.service \

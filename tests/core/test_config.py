@@ -75,3 +75,16 @@ def test_errors_name_the_key_and_the_file(tmp_path, text, env, message):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="config file not found"):
         config.load(tmp_path / "absent.toml", {})
+
+
+def test_retired_keys_are_read_from_file_and_environment_and_named(tmp_path):
+    path = write(tmp_path, "[server]\nidle_spin_us = 200\ntrial_days = 7\n")
+    settings = config.load(path, {"APPLIANCE_SERVER_THREAD_WAIT_US": "500"})
+    assert settings.server.trial_days == 7  # the rest of the file is read
+    assert not hasattr(settings.server, "idle_spin_us")
+    lines = settings.retired_in_use()
+    assert lines[0].startswith(f"{path}: [server] idle_spin_us is retired and does nothing: ")
+    assert lines[1].startswith(
+        "environment variable APPLIANCE_SERVER_THREAD_WAIT_US: [server] thread_wait_us is retired"
+    )
+    assert config.load(None, {}).retired_in_use() == []

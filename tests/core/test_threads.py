@@ -205,18 +205,6 @@ class _Back:
         fn(*args)
 
 
-def _waiting_pool(most: float, ready: list, in_reactor: list):
-    """A one-thread pool whose reactor waits in place; `ready` is what epoll reports,
-    `in_reactor[0]` whether the caller is the reactor's thread."""
-    from appliance.threads import InPlace, Pool
-
-    back = _Back()
-    pool = Pool(back, "appliance-test", 1, 1)
-    pool.in_place = InPlace(most, lambda timeout, most_events: list(ready), lambda: in_reactor[0])
-    pool.start()
-    return pool, back
-
-
 def _until_idle(pool) -> None:
     """Until the pool's thread waits for a job (it is free again shortly after each one)."""
     import time
@@ -234,108 +222,37 @@ def _outcome(d) -> list:
     return got
 
 
-def test_a_short_job_is_waited_for_in_place_and_its_deferred_has_the_result_when_run_returns():
-    pool, back = _waiting_pool(10.0, [], [True])
+def test_a_jobs_deferred_never_fires_before_the_caller_has_it():
+    """Even an instant job's result comes back through the reactor's loop (callFromThread):
+    a caller's callbacks never run inside `run`, so no caller can be re-entered by it."""
+    from appliance.threads import Pool
+
+    back = _Back()
+    pool = Pool(back, "appliance-test", 1, 1)
+    pool.start()
     try:
-        _until_idle(pool)
-        assert _outcome(pool.run(int, ("42",), {})) == [42]  # fired before the caller had it
-        _until_idle(pool)
-        failure = _outcome(pool.run(lambda: 1 // 0, (), {}))[0]
-        assert failure.check(ZeroDivisionError)
-        assert back.calls.empty()  # nothing came back through the reactor's loop
-        assert pool.idle
-    finally:
-        pool.stop()
-
-
-def test_a_job_that_takes_longer_comes_back_through_the_reactor_and_its_kind_is_waited_for_less():
-    import threading
-
-    from appliance.threads import InPlace
-
-    go = threading.Event()
-
-    def slow():
-        go.wait(10)
-        return "late"
-
-    pool, back = _waiting_pool(0.05, [], [True])
-    in_place = pool.in_place
-    try:
-        _until_idle(pool)
-        got = _outcome(pool.run(slow, (), {}))
-        assert got == []  # the wait ended first: the reactor went on
-        go.set()
-        back.run_one()  # the result, handed back the usual way
-        assert got == ["late"]
-        # not waited for again for the next PAUSE_FIRST jobs of that function, then tried
-        assert [in_place.wanted(slow) for _ in range(InPlace.PAUSE_FIRST)] == [None] * InPlace.PAUSE_FIRST
-        assert in_place.wanted(slow) is not None
-        assert in_place.wanted(int) is not None  # another function is waited for meanwhile
-        # slow again: the pause doubles
-        go.clear()
-        _until_idle(pool)
-        got = _outcome(pool.run(slow, (), {}))
-        assert got == []
-        go.set()
+        for _ in range(50):
+            _until_idle(pool)
+            got = _outcome(pool.run(int, ("42",), {}))
+            assert got == []  # not before the loop hands it back
+            back.run_one()
+            assert got == [42]
+        failure = _outcome(pool.run(lambda: 1 // 0, (), {}))
+        assert failure == []
         back.run_one()
-        assert got == ["late"]
-        paused = [in_place.wanted(slow) for _ in range(2 * InPlace.PAUSE_FIRST + 1)]
-        assert paused[:-1] == [None] * (2 * InPlace.PAUSE_FIRST) and paused[-1] is not None
-        # quick now: waited for in place, and the pause shrinks back
-        _until_idle(pool)
-        assert _outcome(pool.run(slow, (), {})) == ["late"]
-    finally:
-        go.set()
-        pool.stop()
-
-
-def test_no_wait_when_anything_else_is_ready_off_the_reactors_thread_or_after_a_long_streak():
-    from appliance.threads import InPlace, _hand_over, _Waiter
-
-    ready: list = [(7, 1)]  # an event for the reactor
-    in_reactor = [True]
-    pool, back = _waiting_pool(10.0, ready, in_reactor)
-    try:
-        _until_idle(pool)
-        got = _outcome(pool.run(int, ("1",), {}))
-        back.run_one()  # it went round the loop: the event first
-        assert got == [1]
-        ready.clear()
-        in_reactor[0] = False  # a caller on another thread never waits for the reactor's pools
-        _until_idle(pool)
-        got = _outcome(pool.run(int, ("2",), {}))
-        back.run_one()
-        assert got == [2]
+        assert failure[0].check(ZeroDivisionError)
     finally:
         pool.stop()
-    in_place = InPlace(10.0, lambda timeout, most_events: [], lambda: True)
-    for _ in range(InPlace.STREAK):
-        kind = in_place.wanted(int)
-        waiter = _Waiter()
-        assert _hand_over(waiter, lambda result: None, None)
-        assert in_place.wait(waiter, kind)
-    assert in_place.wanted(int) is None  # the 33rd goes round the loop (timers due run)
-    assert in_place.wanted(int) is not None
 
 
 @pytest_twisted.ensureDeferred
-async def test_the_reactor_waits_in_place_for_the_database_and_work_pools_only():
-    threads = Threads(reactor, thread_wait=0.5)
+async def test_the_database_and_work_pools_answer_through_the_reactor():
+    threads = Threads(reactor)
     threads.start()
     try:
-        assert threads.in_place is not None
-        assert threads._db.in_place is threads.in_place and threads._work.in_place is threads.in_place  # noqa: SLF001
-        assert threads._bulk.in_place is None and threads._net.in_place is None  # noqa: SLF001
-        assert threads._transfer.in_place is None  # noqa: SLF001
-        assert await threads.work(int, "5") == 5  # answered either way
-        assert await threads.db(int, "6") == 6
+        for run in (threads.db, threads.work, threads.bulk, threads.net):
+            d = run(int, "5")
+            assert not d.called  # the reactor is running this coroutine: it cannot have come back
+            assert await d == 5
     finally:
         threads.stop()
-    assert threads.in_place is None and threads._work.in_place is None  # noqa: SLF001
-    unset = Threads(reactor)
-    unset.start()
-    try:
-        assert unset.in_place is None  # 0: never
-    finally:
-        unset.stop()

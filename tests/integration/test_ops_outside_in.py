@@ -188,7 +188,7 @@ def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path):
     [
         ("APPLIANCE_SERVER_SHUTDOWN_GRACE", "-5", "[server] shutdown_grace: must be at least 0, got -5"),
         ("APPLIANCE_SERVER_TRIAL_DAYS", "-1", "[server] trial_days: must be at least 0, got -1"),
-        ("APPLIANCE_SERVER_IDLE_SPIN_US", "20000", "[server] idle_spin_us: must be from 0 to 10000, got 20000"),
+        ("APPLIANCE_SECURITY_BCRYPT_ROUNDS", "20", "[security] bcrypt_rounds: must be from 4 to 16, got 20"),
         ("APPLIANCE_SMTP_PORT", "70000", "[smtp] port: must be from 1 to 65535, got 70000"),
         ("APPLIANCE_SFTP_MAX_OPEN_HANDLES", "0", "[sftp] max_open_handles: must be at least 1, got 0"),
         ("APPLIANCE_FTP_IDLE_TIMEOUT", "0", "[ftp] idle_timeout: must be at least 1, got 0"),
@@ -336,3 +336,25 @@ def test_a_full_data_disk_shows_in_readyz_and_sign_ins_say_why(tmp_path):
         if daemon is not None:
             daemon.stop()
         subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def test_a_retired_key_is_read_and_named_not_refused(tmp_path):
+    """[server] idle_spin_us and thread_wait_us tuned a reactor that is Twisted's own again:
+    a config from before still starts the daemon (an upgrade must not stop it), and check
+    and the daemon's log say the key does nothing and what to do instead."""
+    daemon = daemon_with(tmp_path, server__idle_spin_us=200)  # started: it serves
+    try:
+        assert "[server] idle_spin_us is retired and does nothing" in daemon.output()
+        config = tmp_path / "appliance.toml"
+        config.write_text("[server]\nidle_spin_us = 200\n")
+        env = dict(os.environ, **daemon.env)
+        del env["APPLIANCE_SERVER_IDLE_SPIN_US"]
+        env["APPLIANCE_SERVER_THREAD_WAIT_US"] = "500"
+        result = run("check", "--config", str(config), "--data-dir", str(daemon.data_dir), env=env)
+        assert result.returncode == 0, result.stderr
+        assert f"warning: {config}: [server] idle_spin_us is retired and does nothing" in result.stderr
+        assert "warning: environment variable APPLIANCE_SERVER_THREAD_WAIT_US: [server] thread_wait_us is " in (
+            result.stderr
+        )
+    finally:
+        daemon.stop()

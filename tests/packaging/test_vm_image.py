@@ -204,3 +204,19 @@ def test_ovf_properties_that_cannot_work_change_nothing_and_say_why(guest):
     assert result.returncode == 1
     assert "the OVF properties were not applied: '198.51.100.7' has no prefix length" in result.stderr
     assert network(guest).endswith("DHCP=yes\n")
+
+
+def test_the_image_sets_the_guests_halt_polling_at_boot(tmp_path):
+    """The reactor is Twisted's own: the VM image sets the guest kernel's halt polling
+    (README, "Small files on a virtual machine") with a tmpfiles rule, which systemd applies
+    at boot: here applied to a stand-in /sys holding the 0 some hosts boot guests with."""
+    rule = VM / "files" / "appliance-haltpoll.conf"
+    assert '"$HERE/files/appliance-haltpoll.conf" "$ROOT/usr/lib/tmpfiles.d/' in (VM / "build.sh").read_text()
+    parameter = tmp_path / "sys" / "module" / "haltpoll" / "parameters" / "guest_halt_poll_ns"
+    parameter.parent.mkdir(parents=True)
+    parameter.write_text("0\n")
+    subprocess.run(["systemd-tmpfiles", f"--root={tmp_path}", "--create", str(rule)], check=True)
+    assert parameter.read_text().strip() == "200000"
+    parameter.unlink()  # a kernel without the haltpoll governor: nothing is made, nothing fails
+    subprocess.run(["systemd-tmpfiles", f"--root={tmp_path}", "--create", str(rule)], check=True)
+    assert not parameter.exists()
