@@ -6,9 +6,12 @@ from __future__ import annotations
 import ipaddress
 import struct
 from datetime import UTC, datetime
+from typing import Annotated, Literal
 
+from pydantic import Field as Bounds
 from twisted.conch.ssh import keys
 
+from ..declarations import MAX_STRING, SQLITE_MAX, Declaration, Hint, read, refuse, rule
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
 from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
 from ..storage.paths import nfc, split_path, virtual
@@ -22,7 +25,6 @@ from .authority import OPERATOR_ROLE, require_authority, require_grant
 from .changes import Field, describe_change
 from .passwords import Passwords, profile_scope, validate
 
-SQLITE_MAX = 2**63 - 1  # the largest number a column holds
 ORDERINGS = tuple(profile_queries.ORDERINGS)  # how a listing may be sorted ("-" first: descending)
 SELF_ADMIN = "You cannot remove your own admin rights; ask another admin."
 # how a change of each column is told in the audit log
@@ -69,11 +71,92 @@ def view(profile: Profile) -> dict:
     }
 
 
-def _string_list(value, name: str, errors: dict) -> list[str] | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        errors[name] = ["Give a list of strings."]
-        return None
-    return value
+def _known(allowed: tuple[str, ...]):
+    """A rule of a list of choices: every item one of `allowed`, kept in `allowed`'s order."""
+
+    def unknown(items):
+        if isinstance(items, list) and all(isinstance(item, str) for item in items):
+            if found := sorted(set(items) - set(allowed)):
+                raise Invalid(f"Unknown: {', '.join(found)}. Choose from: {', '.join(allowed)}.")
+        return items
+
+    return rule(unknown, before=True), rule(lambda items: [p for p in allowed if p in items])
+
+
+def _ssh_keys(lines: list[str]) -> list[str]:
+    bad = []
+    for line in lines:
+        try:
+            keys.Key.fromString(line.strip().encode())
+        except (keys.BadKeyError, ValueError, IndexError, struct.error):
+            bad.append(line[:40])
+    if bad:
+        raise Invalid("Not an OpenSSH public key.", {"ssh_keys": [f"Not an OpenSSH public key: {b}..." for b in bad]})
+    return [line.strip() for line in lines if line.strip()]
+
+
+def _networks(items: list[str]) -> list[str]:
+    try:
+        return [str(ipaddress.ip_network(v.strip(), strict=False)) for v in items if v.strip()]
+    except ValueError as e:
+        raise Invalid(f"Not an address or network: {e}") from None
+
+
+def _password(password: str | None) -> str | None:
+    if password:
+        validate(password)
+    return password
+
+
+def _moment(value: str | None) -> str | None:
+    return to_iso(validation.moment(value, "expires_at")) if value else None
+
+
+LIST_HINT = "Give a list of strings."
+LIMIT_HINT = "Enter a whole number, or nothing for no limit."
+# a moment, or none: null or "" (the console sends null, forms and scripts often "")
+MOMENT_SHAPE = {"anyOf": [{"format": "date-time"}, {"maxLength": 0}]}
+
+
+class ProfileFields(Declaration):
+    """What an admin gives of a profile (a new one: username and email at least)."""
+
+    username: Annotated[str, Bounds(max_length=MAX_STRING), Hint("Not a valid value."), rule(validation.username)]
+    email: Annotated[
+        str, Bounds(max_length=254, json_schema_extra={"format": "email"}), Hint("Not a valid value."),
+        rule(validation.email),
+    ]  # fmt: skip
+    password: Annotated[str | None, Bounds(max_length=MAX_STRING), Hint("Enter a password."), rule(_password)] = None
+    is_admin: Annotated[bool, Hint("Must be true or false.")] = False
+    active: Annotated[bool, Hint("Must be true or false.")] = True
+    source: Annotated[
+        int | None, Bounds(ge=1, le=SQLITE_MAX), Hint("Choose one of your organisation's sources.")
+    ] = None  # fmt: skip
+    home: Annotated[
+        str, Bounds(max_length=MAX_STRING), Hint("Not a valid value."), rule(lambda v: virtual(nfc(split_path(v))))
+    ] = ""  # fmt: skip
+    permissions: Annotated[
+        list[Literal[PERMISSIONS]], Bounds(max_length=50), Hint(LIST_HINT), *_known(PERMISSIONS)
+    ] = list(PERMISSIONS)  # fmt: skip
+    protocols: Annotated[
+        list[Literal[PROTOCOLS]], Bounds(max_length=50), Hint(LIST_HINT), *_known(PROTOCOLS)
+    ] = list(PROTOCOLS)  # fmt: skip
+    ssh_keys: Annotated[
+        list[Annotated[str, Bounds(max_length=16_384)]], Bounds(max_length=100), Hint(LIST_HINT), rule(_ssh_keys)
+    ] = []  # fmt: skip
+    ip_allow: Annotated[
+        list[Annotated[str, Bounds(max_length=MAX_STRING)]], Bounds(max_length=1000), Hint(LIST_HINT),
+        rule(_networks),
+    ] = []  # fmt: skip
+    quota_bytes: Annotated[int | None, Bounds(ge=0, le=SQLITE_MAX), Hint(LIMIT_HINT)] = None
+    quota_files: Annotated[int | None, Bounds(ge=0, le=SQLITE_MAX), Hint(LIMIT_HINT)] = None
+    expires_at: Annotated[
+        str | None, Bounds(max_length=64, json_schema_extra=MOMENT_SHAPE), Hint(validation.DATE_HINT), rule(_moment)
+    ] = None  # fmt: skip
+    require_tls: Annotated[
+        bool | None, Bounds(description="null: as the organisation says"),
+        Hint("Must be true, false, or null to follow the organisation."),
+    ] = None  # fmt: skip
 
 
 def _not_mailed(account: Account, profile: Profile, invitation) -> str:
@@ -167,38 +250,9 @@ class ProfileAdmin:
             require_authority(account.profile, existing)
         if "is_superuser" in body and body["is_superuser"] != (existing.is_superuser if existing else False):
             raise PermissionDenied(OPERATOR_ROLE)
-        errors: dict[str, list[str]] = {}
-        values: dict = {}
         creating = existing is None
-
-        def check(name: str, validator):
-            try:
-                values[name] = validator(body[name])
-            except Invalid as e:
-                errors.update(e.fields or {name: [e.message]})
-            except (TypeError, AttributeError):
-                errors[name] = ["Not a valid value."]
-
-        for name, validator in (("username", validation.username), ("email", validation.email)):
-            if name in body:
-                check(name, validator)
-            elif creating:
-                errors[name] = ["This field is required."]
-        password = body.get("password")
-        if password not in (None, ""):
-            if not isinstance(password, str):
-                errors["password"] = ["Enter a password."]
-            else:
-                try:
-                    validate(password)
-                except Invalid as e:
-                    errors.update(e.fields)
-        for name in ("is_admin", "active"):
-            if name in body:
-                if not isinstance(body[name], bool):
-                    errors[name] = ["Must be true or false."]
-                else:
-                    values[name] = body[name]
+        values, errors = read(ProfileFields, body, creating=creating)
+        values.pop("password", None)  # hashed below, once every field is valid
         if values.get("is_admin"):
             require_grant(account.profile, is_admin=True)
         if existing is not None and existing.id == account.profile.id:
@@ -206,80 +260,18 @@ class ProfileAdmin:
                 errors["is_admin"] = [SELF_ADMIN]
             if values.get("active") is False:
                 errors["active"] = ["You cannot disable your own account."]
-        if "source" in body:
-            source = None
-            if (
-                isinstance(body["source"], int)
-                and not isinstance(body["source"], bool)
-                and 0 < body["source"] <= SQLITE_MAX
+        if "source" in values:
+            source_id = values["source_id"] = values.pop("source")
+            if source_id is not None and not await self._store.run(
+                queries.get_source, account.organisation.id, source_id
             ):
-                source = await self._store.run(queries.get_source, account.organisation.id, body["source"])
-            if source is None and body["source"] is not None:
                 errors["source"] = ["Choose one of your organisation's sources."]
-            else:
-                values["source_id"] = source.id if source else None
-        elif creating:
+        elif creating and "source" not in errors:
             values["source_id"] = account.organisation.default_source_id
-        if "home" in body:
-            try:
-                values["home"] = virtual(nfc(split_path(str(body["home"]))))
-            except (Invalid, PermissionDenied) as e:
-                errors["home"] = [e.message]
-        for name, allowed in (("permissions", PERMISSIONS), ("protocols", PROTOCOLS)):
-            if name in body:
-                items = _string_list(body[name], name, errors)
-                if items is not None:
-                    unknown = sorted(set(items) - set(allowed))
-                    if unknown:
-                        errors[name] = [f"Unknown: {', '.join(unknown)}. Choose from: {', '.join(allowed)}."]
-                    else:
-                        values[name] = [p for p in allowed if p in items]
-            elif creating:
-                values[name] = list(allowed)
-        if "ssh_keys" in body:
-            items = _string_list(body["ssh_keys"], "ssh_keys", errors)
-            if items is not None:
-                bad = []
-                for line in items:
-                    try:
-                        keys.Key.fromString(line.strip().encode())
-                    except (keys.BadKeyError, ValueError, IndexError, struct.error):
-                        bad.append(line[:40])
-                if bad:
-                    errors["ssh_keys"] = [f"Not an OpenSSH public key: {b}..." for b in bad]
-                else:
-                    values["ssh_keys"] = [line.strip() for line in items if line.strip()]
-        if "ip_allow" in body:
-            items = _string_list(body["ip_allow"], "ip_allow", errors)
-            if items is not None:
-                try:
-                    values["ip_allow"] = [
-                        str(ipaddress.ip_network(v.strip(), strict=False)) for v in items if v.strip()
-                    ]
-                except ValueError as e:
-                    errors["ip_allow"] = [f"Not an address or network: {e}"]
-        for name in ("quota_bytes", "quota_files"):
-            if name in body:
-                value = body[name]
-                if value is not None and (
-                    not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= SQLITE_MAX
-                ):
-                    errors[name] = ["Enter a whole number, or nothing for no limit."]
-                else:
-                    values[name] = value
-        if "require_tls" in body:
-            if body["require_tls"] is not None and not isinstance(body["require_tls"], bool):
-                errors["require_tls"] = ["Must be true, false, or null to follow the organisation."]
-            else:
-                values["require_tls"] = body["require_tls"]
-        if "expires_at" in body:
-            value = body["expires_at"]
-            try:
-                values["expires_at"] = to_iso(validation.moment(value, "expires_at")) if value else None
-            except Invalid as e:
-                errors.update(e.fields)
-        if errors:
-            raise Invalid("Some fields are not valid.", errors)
+        if creating:
+            values.setdefault("permissions", list(PERMISSIONS))
+            values.setdefault("protocols", list(PROTOCOLS))
+        refuse(errors)
         if "username" in values:
             taken = await self._store.run(queries.profile_by_username, values["username"])
             if taken is not None and (existing is None or taken.id != existing.id):

@@ -10,7 +10,9 @@ import re
 from ... import __version__
 from ...core.dashboard import PERIODS as CHART_PERIODS
 from ...core.profile_admin import ORDERINGS as PROFILE_ORDERINGS
+from ...core.profile_admin import ProfileFields
 from ...core.source_admin import FILES_CHOICES
+from ...declarations import schema
 from ...models import ACTIONS, LOG_PROTOCOLS
 from .replies import OUTPUTS, SCHEMAS, Reply
 
@@ -96,15 +98,6 @@ QUERY = {
 PAGED = ("page", "page_size")
 LOG_FILTERS = (*PAGED, "search", "action", "protocol", "username", "date_from", "date_to")
 
-PROFILE = _object(
-    username=STRING, email=EMAIL, password=NULLABLE_STRING, is_admin=BOOLEAN, active=BOOLEAN,
-    source={**ID, "type": ["integer", "null"]}, home=STRING,
-    permissions=_list(_choices("list", "download", "upload", "overwrite", "delete", "rename", "mkdir"), 50),
-    protocols=_list(_choices("sftp", "ftp", "web"), 50),
-    ssh_keys=_list({"type": "string", "maxLength": 16_384}, 100), ip_allow=_list(STRING, 1000),
-    quota_bytes=LIMIT, quota_files=LIMIT, expires_at=MOMENT,
-    require_tls={"type": ["boolean", "null"], "description": "null: as the organisation says"},
-)  # fmt: skip
 SOURCE = _object(
     name=STRING, type=_choices("local", "s3", "sftp"), read_only=BOOLEAN,
     default={"type": "boolean", "description": "true: the organisation's default source, which new profiles get "
@@ -171,8 +164,8 @@ INPUTS: dict[str, dict] = {
     "FilesApi.mkdir": {"body": _object(("path",), path=STRING, parents=BOOLEAN)},
     "FilesApi.rename": {"body": _object(("path", "new_path"), path=STRING, new_path=STRING, overwrite=BOOLEAN)},
     "ProfilesApi.listing": {"query": (*PAGED, "search", "ordering")},
-    "ProfilesApi.create": {"body": {**PROFILE, "required": ["username", "email"]}},
-    "ProfilesApi.change": {"body": PROFILE},
+    "ProfilesApi.create": {"body": schema(ProfileFields, creating=True)},
+    "ProfilesApi.change": {"body": schema(ProfileFields, creating=False)},
     "SourcesApi.listing": {"query": (*PAGED, "search")},
     "SourcesApi.create": {"body": {**SOURCE, "required": ["name"]}},  # type: local by default
     "SourcesApi.change": {"body": SOURCE},
