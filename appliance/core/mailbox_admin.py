@@ -5,7 +5,11 @@ change written to the audit log."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated, Literal
 
+from pydantic import Field as Bounds
+
+from ..declarations import MAX_STRING, SQLITE_MAX, Declaration, Hint, read, refuse, rule
 from ..errors import Invalid, NotFound, Unavailable
 from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
@@ -23,14 +27,6 @@ CHOICES = {
     "after": ("seen", "move", "delete"),
 }
 DEFAULT_PORTS = {"tls": 993, "starttls": 143, "none": 143}
-LABELS = {
-    "name": "The name",
-    "host": "The host",
-    "username": "The username",
-    "folder": "The folder",
-    "move_to": "The folder to move messages to",
-    "target_folder": "The target folder",
-}
 # how a change of each column is told in the audit log
 FIELDS = {
     "name": Field("name"),
@@ -49,6 +45,69 @@ FIELDS = {
     "interval_minutes": Field("interval in minutes", "number"),
     "enabled": Field("enabled", "bool"),
 }
+
+
+def _text(label: str, *, required: bool = False, most: int = 255, then=()) -> object:
+    """A text field, stripped: at most `most` printable characters (`required`: not blank)."""
+    hint = "Enter a value." if required else f"At most {most} characters."
+
+    def check(value: str) -> str:
+        if (required and not value.strip()) or len(value) > most:
+            raise Invalid(hint)
+        problem = validation.control_problem(value, label)
+        if problem or validation.hidden_characters(value):
+            raise Invalid(problem or validation.HIDDEN_HINT)
+        return value.strip()
+
+    return Annotated[str, Bounds(max_length=MAX_STRING), Hint(hint), rule(check), *then]
+
+
+def _choice(name: str) -> object:
+    return Annotated[Literal[CHOICES[name]], Hint(f"Choose one of: {', '.join(CHOICES[name])}.")]
+
+
+def _password(value: str) -> str:
+    if len(value) > 1000:
+        raise Invalid("Enter the mailbox password.")
+    if problem := validation.control_problem(value, "The password"):
+        raise Invalid(problem)  # it would go onto the IMAP wire as more than the password
+    return value
+
+
+def _folder_template(value: str) -> str:
+    try:
+        render_folder(value, _SAMPLE)
+    except Exception:  # noqa: BLE001
+        raise Invalid("Use a folder like /mail/{date} ({date}, {from}, {subject}, {message_id}).") from None
+    return value
+
+
+FLAG = Annotated[bool, Hint("Must be true or false.")]
+NAME, HOST, USERNAME = (_text(f"The {label}", required=True) for label in ("name", "host", "username"))
+FOLDER, MOVE_TO = _text("The folder"), _text("The folder to move messages to")
+TARGET_FOLDER = _text("The target folder", most=1000, then=(rule(_folder_template),))
+SECURITY, KEEP, AFTER = (_choice(name) for name in ("security", "keep", "after"))
+
+
+class MailboxFields(Declaration):
+    """What an admin gives of a mailbox (a new one: name, host and username at least)."""
+
+    name: NAME
+    host: HOST
+    port: Annotated[int, Bounds(ge=1, le=65535), Hint("Enter a port from 1 to 65535.")] = 993
+    security: SECURITY = "tls"
+    verify_tls: FLAG = True
+    username: USERNAME
+    password: Annotated[str, Bounds(max_length=MAX_STRING), Hint("Enter the mailbox password."), rule(_password)] = ""
+    folder: FOLDER = "INBOX"
+    # not given: the account's own source, or else the organisation's default
+    source: Annotated[int, Bounds(ge=1, le=SQLITE_MAX), Hint("Choose one of your organisation's sources.")] = None
+    target_folder: TARGET_FOLDER = "/mail/{date}"
+    keep: KEEP = "attachments"
+    after: AFTER = "seen"
+    move_to: MOVE_TO = ""
+    interval_minutes: Annotated[int, Bounds(ge=1, le=1440), Hint("Enter a number of minutes from 1 to 1440.")] = 5
+    enabled: FLAG = True
 
 
 def view(mailbox: Mailbox, last_run: dict | None) -> dict:
@@ -185,77 +244,18 @@ class MailboxAdmin:
 
     async def values(self, account: Account, body: dict, existing: Mailbox | None = None) -> dict:
         """Validated column values from a create (all fields) or an update (some)."""
-        errors: dict[str, list[str]] = {}
-        values: dict = {}
-
-        def text(name: str, required: bool, limit: int = 255) -> None:
-            if name not in body:
-                if required and existing is None:
-                    errors[name] = ["This field is required."]
-                return
-            value = body[name]
-            if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
-                errors[name] = ["Enter a value." if required else f"At most {limit} characters."]
-                return
-            problem = validation.control_problem(value, LABELS[name])
-            if problem or validation.hidden_characters(value):
-                errors[name] = [problem or validation.HIDDEN_HINT]
-                return
-            values[name] = value.strip()
-
-        for name, required in (
-            ("name", True),
-            ("host", True),
-            ("username", True),
-            ("folder", False),
-            ("move_to", False),
-        ):
-            text(name, required)
-        text("target_folder", False, 1000)
-        for name, choices in CHOICES.items():
-            if name in body:
-                if body[name] not in choices:
-                    errors[name] = [f"Choose one of: {', '.join(choices)}."]
-                else:
-                    values[name] = body[name]
-        for name in ("verify_tls", "enabled"):
-            if name in body:
-                if not isinstance(body[name], bool):
-                    errors[name] = ["Must be true or false."]
-                else:
-                    values[name] = body[name]
-        if "port" in body:
-            if not isinstance(body["port"], int) or not 1 <= body["port"] <= 65535:
-                errors["port"] = ["Enter a port from 1 to 65535."]
-            else:
-                values["port"] = body["port"]
-        if "interval_minutes" in body:
-            if not isinstance(body["interval_minutes"], int) or not 1 <= body["interval_minutes"] <= 1440:
-                errors["interval_minutes"] = ["Enter a number of minutes from 1 to 1440."]
-            else:
-                values["interval_minutes"] = body["interval_minutes"]
-        if "password" in body:
-            if not isinstance(body["password"], str) or len(body["password"]) > 1000:
-                errors["password"] = ["Enter the mailbox password."]
-            elif problem := validation.control_problem(body["password"], "The password"):
-                errors["password"] = [problem]  # it would go onto the IMAP wire as more than the password
-            else:
-                values["password_encrypted"] = self._secrets.encrypt(body["password"]) if body["password"] else ""
-        if "source" in body:
-            source = None
-            if isinstance(body["source"], int):
-                source = await self._store.run(queries.get_source, account.organisation.id, body["source"])
+        values, errors = read(MailboxFields, body, creating=existing is None)
+        if "password" in values:
+            password = values.pop("password")
+            values["password_encrypted"] = self._secrets.encrypt(password) if password else ""
+        if "source" in values:
+            source = await self._store.run(queries.get_source, account.organisation.id, values.pop("source"))
             if source is None:
                 errors["source"] = ["Choose one of your organisation's sources."]
             else:
                 values["source_id"] = source.id
-        elif existing is None:
+        elif existing is None and "source" not in errors:
             values["source_id"] = account.source.id if account.source else account.organisation.default_source_id
-        if "target_folder" in values:
-            try:
-                render_folder(values["target_folder"], _SAMPLE)
-            except Exception:  # noqa: BLE001
-                errors["target_folder"] = ["Use a folder like /mail/{date} ({date}, {from}, {subject}, {message_id})."]
         merged_after = values.get("after", existing.after if existing else "seen")
         if (
             merged_after == "move"
@@ -263,8 +263,7 @@ class MailboxAdmin:
             and not values.get("move_to", existing.move_to if existing else "")
         ):
             errors["move_to"] = ["Name the folder to move processed messages to."]
-        if errors:
-            raise Invalid("Some fields are not valid.", errors)
+        refuse(errors)
         if existing is None:
             values.setdefault("port", DEFAULT_PORTS[values.get("security", "tls")])
             values["org_id"] = account.organisation.id

@@ -9,6 +9,7 @@ import re
 
 from ... import __version__
 from ...core.dashboard import PERIODS as CHART_PERIODS
+from ...core.mailbox_admin import MailboxFields
 from ...core.profile_admin import ORDERINGS as PROFILE_ORDERINGS
 from ...core.profile_admin import ProfileFields
 from ...core.source_admin import FILES_CHOICES
@@ -109,12 +110,6 @@ SOURCE = _object(
                    oauth=_object(nullable=True, authorize_url=STRING, token_url=STRING, client_id=STRING,
                                  client_secret=STRING, scope=STRING, role_arn=STRING, sts_endpoint=STRING)),
 )  # fmt: skip
-MAILBOX = _object(
-    name=STRING, host=STRING, port=PORT, security=_choices("tls", "starttls", "none"), verify_tls=BOOLEAN,
-    username=STRING, password=STRING, folder=STRING, source=ID, target_folder=STRING,
-    keep=_choices("attachments", "message"), after=_choices("seen", "move", "delete"), move_to=STRING,
-    interval_minutes={"type": "integer", "minimum": 1, "maximum": 1440}, enabled=BOOLEAN,
-)  # fmt: skip
 SHARE_CHANGE = {"expires_at": MOMENT, "max_downloads": {"type": ["integer", "null"], "minimum": 1,
                                                         "maximum": 1_000_000_000},
                 "password": NULLABLE_STRING}  # fmt: skip
@@ -174,8 +169,8 @@ INPUTS: dict[str, dict] = {
         "body": _object(("state",), state=STRING, code=STRING, error=STRING, error_description=STRING)
     },
     "MailboxesApi.listing": {"query": (*PAGED, "search")},
-    "MailboxesApi.create": {"body": {**MAILBOX, "required": ["name", "host", "username"]}},
-    "MailboxesApi.change": {"body": MAILBOX},
+    "MailboxesApi.create": {"body": schema(MailboxFields, creating=True)},
+    "MailboxesApi.change": {"body": schema(MailboxFields, creating=False)},
     "MailboxesApi.runs": {"query": PAGED},
     "TokensApi.listing": {"query": (*PAGED, "search")},
     "TokensApi.create": {
