@@ -21,6 +21,7 @@ from OpenSSL import SSL, crypto
 from twisted.internet import ssl
 
 from ..errors import ConfigError
+from .openssl_private import session_reused, set_groups
 
 CIPHERS = (
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
@@ -106,9 +107,7 @@ def _options(material: tuple, tickets: bool = False) -> ssl.CertificateOptions:
 
 
 def _restrict_groups(context: SSL.Context) -> None:
-    from OpenSSL._util import lib  # pyOpenSSL has no public call for the key-exchange groups
-
-    if lib.SSL_CTX_set1_curves_list(context._context, GROUPS) != 1:
+    if not set_groups(context, GROUPS):
         raise ConfigError(f"TLS: this OpenSSL refuses the key-exchange groups {GROUPS.decode()}")
 
 
@@ -123,9 +122,7 @@ def resumes(data: SSL.Connection, control: SSL.Connection) -> bool:
     and the data connections accepted after it (FTP's data connections send none to a
     connection they refuse). A data connection in another TLS version than its control
     connection's resumed nothing of it."""
-    from OpenSSL._util import lib  # pyOpenSSL (26.4) has no public call for SSL_session_reused
-
-    if not lib.SSL_session_reused(data._ssl):
+    if not session_reused(data):
         return False
     version = data.get_protocol_version_name()
     if version != control.get_protocol_version_name():

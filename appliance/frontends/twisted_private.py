@@ -2,7 +2,7 @@
 place (those of Conch, of the FTP and of the HTTP protocols are in the front ends' own
 twisted_private modules).
 
-Written against Twisted 26.10; tests/frontends/test_twisted_private.py pins each name.
+Written against Twisted 26.10; tests/test_twisted_private.py pins each name.
 twisted.internet.abstract.FileDescriptor counts the bytes written and not yet in its
 `dataBuffer` in `_tempDataLen`, and marks a half-closed write side in
 `_writeDisconnected`: sending at once (tcp_send.py) and SFTP's flow control read them.

@@ -15,6 +15,7 @@ from twisted.internet import defer, endpoints, error, interfaces, protocol, ssl
 from twisted.mail import imap4
 
 from ..errors import Unavailable
+from .twisted_private import QuietByeClient
 
 CONNECT_TIMEOUT = 30
 COMMAND_TIMEOUT = 120
@@ -45,7 +46,7 @@ def imap_strings(values: list[bytes]) -> list[bytes]:
     return [*lines, line]
 
 
-class _Client(imap4.IMAP4Client):
+class _Client(QuietByeClient):
     timeout = COMMAND_TIMEOUT  # drop a server that stops answering mid-command
 
     def __init__(self, context=None):
@@ -90,10 +91,6 @@ class _Client(imap4.IMAP4Client):
                 self.sendLine(rest.pop(0))
 
         return self.sendCommand(imap4.Command(command, first, (), go_on))
-
-    def _extraInfo(self, lines):
-        # the server's BYE at logout is expected: not an 'Unhandled unsolicited response' log line per poll
-        super()._extraInfo([line for line in lines if not (line and line[0] == b"BYE")])
 
 
 class _OneClient(protocol.Factory):

@@ -1,6 +1,6 @@
 """Every use of a private name of Twisted by the FTP front end, in one place.
 
-Written against Twisted 26.10. tests/frontends/test_twisted_private.py pins each
+Written against Twisted 26.10. tests/test_twisted_private.py pins each
 name used here (and the source of each method overridden): after an upgrade, a
 failure there names what to re-read in Twisted before trusting this module again.
 The rest of the FTP front end uses only Twisted's public names and these.

@@ -25,7 +25,7 @@ body is read only once the route and the caller are known:
 
 Request lines and header blocks are bounded too (414, 431). The Twisted internals
 this leans on (HTTPChannel's line parsing, pausing and 100-continue) are reached
-through twisted_private.ChannelBase only; tests/frontends/test_twisted_private.py
+through twisted_private.ChannelBase only; tests/test_twisted_private.py
 pins them.
 """
 

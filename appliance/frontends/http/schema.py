@@ -26,6 +26,7 @@ from klein import Klein
 
 from ...errors import Invalid
 from .openapi import INPUTS, MAX_STRING, SQLITE_MAX
+from .twisted_private import bound_instance
 
 SQLITE_MIN = -(2**63)
 MAX_ITEMS = 1000
@@ -41,7 +42,7 @@ class DeclaredKlein(Klein):
     read_json checks the body against that operation's declaration."""
 
     def execute_endpoint(self, endpoint, request, *args, **kwargs):
-        request.operation = f"{type(self._instance).__name__}.{endpoint.removesuffix('_branch')}"
+        request.operation = f"{type(bound_instance(self)).__name__}.{endpoint.removesuffix('_branch')}"
         return super().execute_endpoint(endpoint, request, *args, **kwargs)
 
 

@@ -1,6 +1,6 @@
 """Every use of a private name of twisted.web by the HTTP front end, in one place.
 
-Written against Twisted 26.10. tests/frontends/test_twisted_private.py pins each
+Written against Twisted 26.10. tests/test_twisted_private.py pins each
 name used here (and the source of each method overridden): after an upgrade, a
 failure there names what to re-read in Twisted before trusting this module again.
 The rest of the HTTP front end uses only public names and these.
@@ -13,6 +13,8 @@ The rest of the HTTP front end uses only public names and these.
   (sent as a request's headers end) and `_respondToBadRequestAndDisconnect`
   (the bare 400 for a malformed request), each turned into a public hook.
 - `client_gone`: Request keeps "the connection was lost" in `_disconnected`.
+- `bound_instance`: a Klein app reached through its resource class's instance (Klein
+  is a descriptor) keeps that instance in `_instance`, and has no public name for it.
 """
 
 from __future__ import annotations
@@ -70,3 +72,8 @@ class ChannelBase(HTTPChannel):
 def client_gone(request) -> bool:
     """Whether the request's connection was lost."""
     return request._disconnected
+
+
+def bound_instance(app) -> object:
+    """The object a Klein app was reached through (`FilesApi().app`): the one its routes are called on."""
+    return app._instance

@@ -1,7 +1,7 @@
 """Every use of a private name of Twisted Conch by the SFTP front end, in one place
 (those of Twisted's TCP transport are in frontends/twisted_private.py).
 
-Written against Twisted 26.10. tests/frontends/test_twisted_private.py pins each
+Written against Twisted 26.10. tests/test_twisted_private.py pins each
 name used here (and the source of each method overridden): after an upgrade, a
 failure there names what to re-read in Twisted before trusting this module again.
 The rest of the SFTP front end uses only public names and these.

@@ -1,14 +1,15 @@
-"""The private names of Twisted the front ends lean on, pinned.
+"""The private names of Twisted (and of Klein, a Twisted project) the appliance leans on, pinned.
 
-Each front end reaches Twisted's private API in one module only:
-appliance/frontends/{ftp,sftp,http}/twisted_private.py. These tests fail
+Each part of the package reaches Twisted's private API in one module only: its
+twisted_private.py (appliance/frontends/{ftp,sftp,http}/, appliance/frontends/ for
+the TCP transport, appliance/mail/). These tests fail
 
 - when an upgrade of Twisted removes one of those names, or changes the source of
   a private method we override or call: the message says what to re-read in
   Twisted and which of our code depends on it. Once checked (and our code adapted),
   record the new hash here;
-- when a private name of Twisted is used anywhere else in the front ends: move it
-  into that protocol's twisted_private.py, behind a public name, and pin it here.
+- when a private name of Twisted is used anywhere else in the package: move it into
+  the twisted_private.py beside it, behind a public name, and pin it here.
 
 Recorded against Twisted 26.10.0.
 """
@@ -21,22 +22,26 @@ import importlib
 import inspect
 import pathlib
 import re
+import sys
 
 import pytest
+from klein import Klein
 from twisted.conch.ssh.connection import SSHConnection
 from twisted.conch.ssh.filetransfer import FileTransferServer
 from twisted.conch.ssh.transport import SSHTransportBase
 from twisted.conch.ssh.userauth import SSHUserAuthServer
 from twisted.internet.abstract import FileDescriptor
+from twisted.mail.imap4 import IMAP4Client
 from twisted.protocols.tls import TLSMemoryBIOProtocol
 from twisted.web.http import HTTPChannel, Request
 
-import appliance.frontends
+import appliance
 
 FTP = "appliance/frontends/ftp/twisted_private.py"
 SFTP = "appliance/frontends/sftp/twisted_private.py"
 HTTP = "appliance/frontends/http/twisted_private.py"
 TCP = "appliance/frontends/twisted_private.py"
+MAIL = "appliance/mail/twisted_private.py"
 
 # (class, private method, sha256 of its source (first 16 hex digits), who depends on it and how)
 METHODS = [
@@ -130,6 +135,12 @@ METHODS = [
         "c7ccc0f4450a7d6b",
         f"{HTTP} ChannelBase.bad_request: HTTPChannel calls it for a malformed request (the gate answers a complete JSON 400)",
     ),
+    (
+        IMAP4Client,
+        "_extraInfo",
+        "f4999d944d505afd",
+        f"{MAIL} QuietByeClient: IMAP4Client hands it the untagged responses no command asked for, and it logs the unknown ones",
+    ),
 ]
 
 # (class, private attribute, who depends on it and how)
@@ -167,11 +178,13 @@ ATTRIBUTES = [
     ),
     (HTTPChannel, "_handlingRequest", f"{HTTP} ChannelBase.handling_request: a request is being answered"),
     (Request, "_disconnected", f"{HTTP} client_gone: the request's connection was lost"),
+    (Klein, "_instance", f"{HTTP} bound_instance: the object a Klein app was reached through (schema.DeclaredKlein)"),
 ]
+TWISTED = ("twisted.", "klein.")  # the modules whose private names are fenced
 
 UPGRADE = (
     "Twisted changed {what}. Re-read it in Twisted's source and check {why}; "
-    "adapt that module if needed, then record the new value in tests/frontends/test_twisted_private.py."
+    "adapt that module if needed, then record the new value in tests/test_twisted_private.py."
 )
 
 
@@ -185,8 +198,8 @@ def defined(cls: type, name: str) -> bool:
         return True
     attribute = re.sub(r"^_[A-Za-z]+(__)", r"\1", name)  # the name as written in its class
     for base in cls.__mro__:
-        if base.__module__.startswith("twisted") and re.search(
-            rf"self\.{re.escape(attribute)}\s*=", inspect.getsource(base)
+        if base.__module__.startswith(TWISTED) and re.search(
+            rf"self\.{re.escape(attribute)}\s*(:[^=\n]+)?=", inspect.getsource(base)
         ):
             return True
     return False
@@ -210,43 +223,50 @@ def test_a_private_attribute_read_still_exists(cls, name, why):
 # -- nowhere else ------------------------------------------------------------------------------
 
 PINNED = {name for _, name, *_ in METHODS + ATTRIBUTES}
-ROOT = pathlib.Path(appliance.frontends.__file__).parent
+ROOT = pathlib.Path(appliance.__file__).parent
 
 
 def twisted_private_names(cls: type) -> set[str]:
     """The private names Twisted's classes in `cls`'s ancestry define (class or instance attributes)."""
     names = set()
     for base in cls.__mro__:
-        if not base.__module__.startswith("twisted"):
+        if not base.__module__.startswith(TWISTED):
             continue
         names |= {k for k in vars(base) if k.startswith("_") and not k.startswith("__")}
         try:
             source = inspect.getsource(base)
         except (OSError, TypeError):
             continue
-        names |= set(re.findall(r"self\.(_[A-Za-z]\w*)\s*=", source))
+        names |= set(re.findall(r"self\.(_[A-Za-z]\w*)\s*(?::[^=\n]+)?=", source))
         names |= {f"_{base.__name__}{n}" for n in re.findall(r"self\.(__[A-Za-z]\w*[A-Za-z0-9])\s*=", source)}
     return {n for n in names if not n.startswith("__")}
+
+
+def on_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and ast.unparse(node.value) in ("self", "super()")
 
 
 def private_uses(path: pathlib.Path) -> list[str]:
     """Where a module uses a private name of Twisted: on a Twisted subclass (self._x, super()._x,
     or a method overriding one), or a pinned name on another object (tcp._tempDataLen)."""
-    module = importlib.import_module(".".join(path.relative_to(ROOT.parent.parent).with_suffix("").parts))
     tree = ast.parse(path.read_text())
+    name = path.relative_to(ROOT.parent).with_suffix("").parts
+    # a module without classes is not imported (appliance/__main__.py runs the daemon)
+    classes = any(isinstance(n, ast.ClassDef) for n in ast.walk(tree))
+    module = importlib.import_module(".".join(name)) if classes else None
+    where = path.relative_to(ROOT.parent)
     found = []
     for node in ast.walk(tree):
-        on_self = isinstance(node, ast.Attribute) and ast.unparse(node.value) in ("self", "super()")
-        if isinstance(node, ast.Attribute) and node.attr in PINNED and not on_self:  # self: see below
-            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.Attribute) and node.attr in PINNED and not on_self(node):  # self: see below
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
     for klass in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         cls = getattr(module, klass.name, None)
         names = twisted_private_names(cls) if isinstance(cls, type) else set()
         for node in ast.walk(klass):
-            if isinstance(node, ast.Attribute) and node.attr in names - PINNED:
-                found.append(f"{path.name}:{node.lineno}: {klass.name}: {ast.unparse(node)}")
+            if isinstance(node, ast.Attribute) and node.attr in names and (on_self(node) or node.attr not in PINNED):
+                found.append(f"{where}:{node.lineno}: {klass.name}: {ast.unparse(node)}")
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in names:
-                found.append(f"{path.name}:{node.lineno}: {klass.name} overrides {node.name}")
+                found.append(f"{where}:{node.lineno}: {klass.name} overrides {node.name}")
     return found
 
 
@@ -254,7 +274,45 @@ def test_twisted_private_names_are_used_only_in_twisted_private_modules():
     modules = sorted(p for p in ROOT.rglob("*.py") if p.name != "twisted_private.py")
     found = [use for path in modules for use in private_uses(path)]
     assert not found, (
-        "private Twisted names used outside frontends/*/twisted_private.py (move each there, "
+        "private Twisted names used outside a twisted_private.py (move each into the one beside it, "
+        "behind a public name, and pin it in this test):\n" + "\n".join(found)
+    )
+
+
+DEFINES = re.compile(
+    r"self\.(_[A-Za-z]\w*)\s*(?::[^=\n]+)?=(?!=)|def (_[A-Za-z]\w*)|^\s*(_[A-Za-z]\w*)\s*(?::[^=\n]+)?=(?!=)", re.M
+)
+
+
+def private_names_defined(paths) -> set[str]:
+    """The private names the files define: set on self, assigned in a class or module, or def'd."""
+    return {name for path in paths for match in DEFINES.findall(path.read_text()) for name in match if name}
+
+
+def test_no_private_twisted_name_is_read_from_another_object():
+    """`reactor._selectables`, `transport._tempDataLen`: a private name that Twisted (or Klein)
+    defines and the appliance does not, read from an object that is not self (the
+    subclass's uses are the test above's)."""
+    modules = sorted(p for p in ROOT.rglob("*.py") if p.name != "twisted_private.py")
+    for path in modules:  # the Twisted modules the package uses are those it imports
+        if path.stem != "__main__":  # it runs the daemon
+            importlib.import_module(".".join(path.relative_to(ROOT.parent).with_suffix("").parts))
+    twisted = private_names_defined(
+        pathlib.Path(module.__file__)
+        for name, module in list(sys.modules.items())
+        if name.startswith(TWISTED) and getattr(module, "__file__", None) and module.__file__.endswith(".py")
+    )
+    foreign = twisted - private_names_defined(ROOT.rglob("*.py"))
+    found = [
+        f"{path.relative_to(ROOT.parent)}:{node.lineno}: {ast.unparse(node)}"
+        for path in modules
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr in foreign
+        and ast.unparse(node.value) not in ("self", "cls", "super()")
+    ]
+    assert not found, (
+        "private Twisted names read outside a twisted_private.py (move each into the one beside it, "
         "behind a public name, and pin it in this test):\n" + "\n".join(found)
     )
 
@@ -262,11 +320,11 @@ def test_twisted_private_names_are_used_only_in_twisted_private_modules():
 def test_every_twisted_private_module_uses_only_pinned_names():
     """A private name added to a twisted_private module must be pinned here too."""
     unpinned = []
-    for path in sorted(ROOT.glob("*/twisted_private.py")):
+    for path in sorted(ROOT.rglob("twisted_private.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "name", None)
             if isinstance(node, ast.Attribute | ast.FunctionDef) and name.startswith("_") and not name.startswith("__"):
                 if name not in PINNED:
-                    unpinned.append(f"{path.parent.name}/{path.name}:{node.lineno}: {name}")
+                    unpinned.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {name}")
     assert not unpinned, "pin these in METHODS or ATTRIBUTES:\n" + "\n".join(unpinned)
