@@ -24,6 +24,10 @@ __all__ = ["Account", "AuthService"]  # Account: where the core's modules have a
 
 BAD_CREDENTIALS = "Invalid username or password."
 MAX_USERNAME = 150
+# Refused sign-ins one connection may make before it is closed, in every protocol (OpenSSH's
+# MaxAuthTries); the throttle's slowing and bans count across connections (core/throttle.py).
+ATTEMPTS_PER_CONNECTION = 6
+TOO_MANY_ATTEMPTS = "Too many failed sign-ins on this connection: closing it. Connect again to try once more."
 # Why a sign-in was refused, as AuthenticationFailed.code (the web console shows each its own
 # way; the access policy's codes are core.access.Reason). Only "invalid_credentials" and
 # "banned" can come before the password is proven right, and neither tells whether the

@@ -11,6 +11,8 @@ newcomer from a quieter one. A front end that passes `end` (a callback taking th
 message to show) lets the core end a signed-in connection whose profile may no longer
 use it (core/open_sessions.py); it hands the connection's FileSession to
 `ticket.authenticated(session)` so the core can find it by profile and refresh it.
+Each refused sign-in is told to `ticket.sign_in_refused()`, which answers how many
+attempts the connection has left (core.auth.ATTEMPTS_PER_CONNECTION, for every protocol).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import PermissionDenied
+from .auth import ATTEMPTS_PER_CONNECTION
 
 
 @dataclass
@@ -49,6 +52,7 @@ class Ticket:
         self.evicted = False
         self.ended = False
         self.encrypted = True  # did the password travel encrypted (FTP: after AUTH TLS)
+        self.refused_sign_ins = 0
 
     def authenticated(self, session=None, encrypted: bool = True) -> None:
         """Signed in; `session`: the connection's FileSession, which the core refreshes
@@ -59,6 +63,12 @@ class Ticket:
             self.session = session
             self.encrypted = encrypted
             self._limits._authenticated(self)
+
+    def sign_in_refused(self) -> int:
+        """Count a refused sign-in on this connection; the attempts it has left. At 0 the
+        front end says so in its protocol and closes the connection."""
+        self.refused_sign_ins += 1
+        return max(0, ATTEMPTS_PER_CONNECTION - self.refused_sign_ins)
 
     @property
     def profile_id(self) -> int | None:

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from appliance.core.audit import ROWS_BEHIND
+from appliance.core.auth import ATTEMPTS_PER_CONNECTION
 from appliance.core.files import Entry
 from appliance.errors import (
     AlreadyExists,
@@ -395,14 +396,14 @@ def test_failed_sign_ins_are_bounded_per_connection(daemon):
     daemon.add_profile("guesser", "right-password-1")
     # From an address of its own, so the core's throttle does not slow other tests.
     with RawFTP(daemon.ftp_port, source="127.0.0.3", timeout=60) as ftp:
-        for attempt in range(5):
+        for attempt in range(ATTEMPTS_PER_CONNECTION):
             assert ftp.cmd("USER guesser")[0] == 331
             code, _ = ftp.cmd(f"PASS wrong-{attempt}")
             assert code == 530
         code, text = ftp.reply()
         assert code == 421 and "Too many failed sign-ins" in text
         assert ftp.closed()
-    assert len([row for row in daemon.logs("login_failed") if row["username"] == "guesser"]) == 5
+    assert len([row for row in daemon.logs("login_failed") if row["username"] == "guesser"]) == ATTEMPTS_PER_CONNECTION
 
 
 def test_abor_stops_an_upload_and_leaves_nothing(daemon, user, ftp):

@@ -7,6 +7,7 @@ channel here has a timeout that turns such a hang into a failure."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
 import struct
@@ -15,6 +16,9 @@ from pathlib import Path
 import paramiko
 import pytest
 
+from appliance.core.auth import ATTEMPTS_PER_CONNECTION, TOO_MANY_ATTEMPTS
+
+from ..helpers import wait_for
 from .sftp_client import RawSftp, sha256, string, u32, u64
 
 PASSWORD = "user-password-1"
@@ -210,3 +214,28 @@ def test_the_unread_allowance_is_for_paramiko_on_a_fast_link_only():
     assert unread_allowance(paramiko_version, 64 << 20, 0.0) == 16 << 20  # past its reopening point
     assert unread_allowance(paramiko_version, 256 * 1024, 0.0) is None  # a small window: all of it
     assert unread_allowance(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3", window, 0.0) is None
+
+
+def test_failed_sign_ins_are_bounded_per_connection(daemon, caplog):
+    """The core's one limit, as FTP's: a wrong password that uses up the connection's
+    attempts is answered by hanging up with why, not by another "try again"."""
+    caplog.set_level(logging.INFO, logger="paramiko.transport")
+    daemon.add_profile("pk-guesser", "right-password-1")
+    # from an address of its own, so the core's throttle does not slow other tests
+    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT, source_address=("127.0.0.5", 0))
+    transport = paramiko.Transport(sock)
+    transport.banner_timeout = transport.auth_timeout = TIMEOUT
+    try:
+        transport.start_client(timeout=TIMEOUT)
+        for attempt in range(ATTEMPTS_PER_CONNECTION - 1):
+            with pytest.raises(paramiko.AuthenticationException):
+                transport.auth_password("pk-guesser", f"wrong-{attempt}")
+            assert transport.is_active(), attempt  # answered "try again": the connection stays
+        with pytest.raises(paramiko.AuthenticationException):
+            transport.auth_password("pk-guesser", "wrong-last")
+        wait_for(lambda: not transport.is_active())
+    finally:
+        transport.close()
+    assert TOO_MANY_ATTEMPTS in caplog.text
+    rows = [row for row in daemon.logs("login_failed") if row["username"] == "pk-guesser"]
+    assert len(rows) == ATTEMPTS_PER_CONNECTION

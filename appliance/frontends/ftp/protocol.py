@@ -94,7 +94,6 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._transfer: Transfer | None = None
         self._aborted = False
         self._rows_behind: list[defer.Deferred] = []  # finished downloads' audit rows being written
-        self._login_failures = 0
         self._mlst_facts = MLST_FACTS
         self._command = ""
         self._ticket = None

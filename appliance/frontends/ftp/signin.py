@@ -5,8 +5,8 @@ explicit FTPS (RFC 4217: AUTH, PBSZ, PROT, CCC).
 - admission: a banned address is refused as it connects (no password check), and
   the core's connection limits hand out a ticket (or refuse);
 - sign-in goes through the portal with the peer's address, no anonymous access,
-  and a bounded number of failed attempts per connection; a client that never
-  signs in is closed after [ftp] login_grace_time;
+  and the core's bound on refused sign-ins per connection (the ticket's); a client
+  that never signs in is closed after [ftp] login_grace_time;
 - AUTH TLS starts TLS on this connection with a context of its own (core.tls), PBSZ/PROT
   choose TLS for data connections, CCC is refused, and [ftp] require_tls refuses
   USER before AUTH TLS;
@@ -25,6 +25,7 @@ from twisted.internet.interfaces import IOpenSSLContextFactory, ITLSTransport
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from ...core.auth import TOO_MANY_ATTEMPTS
 from ...core.tls import resumes
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
@@ -33,7 +34,6 @@ from .shell import IFilesShell
 
 log = Logger()
 
-MAX_LOGIN_FAILURES = 5  # per connection, then it is closed
 # AUTH TLS (RFC 4217) and its aliases; SSL and TLS-P (older drafts) imply PROT P.
 AUTH_MECHANISMS = {"TLS": "C", "TLS-C": "C", "SSL": "P", "TLS-P": "P"}
 TLS_REQUIRED = "This server requires FTPS: send AUTH TLS before USER (plain-text FTP passwords are refused)."
@@ -61,7 +61,7 @@ class SignIn:
     """Admission, USER/PASS and FTPS for FTPSession.
 
     State (set in FTPSession.__init__): `_ticket` (the core's connection ticket),
-    `_grace` (the login grace timer), `_login_failures`, `_username` (USER's),
+    `_grace` (the login grace timer), `_username` (USER's),
     `_tls` (the PinnedContext once AUTH TLS ran) and `_protection` (PROT: C or P).
     """
 
@@ -164,10 +164,9 @@ class SignIn:
                 self.reply_code(421, str(e))
                 self._hang_up()
                 return None
-            self._login_failures += 1
-            if self._login_failures >= MAX_LOGIN_FAILURES:
+            if self._ticket is not None and self._ticket.sign_in_refused() == 0:
                 self.reply_code(530, str(e))
-                self.reply_code(421, "Too many failed sign-ins: closing the connection.")
+                self.reply_code(421, TOO_MANY_ATTEMPTS)
                 self._hang_up()
                 return None
             return 530, str(e)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 
+from twisted.conch.error import IgnoreAuthentication
 from twisted.conch.ssh import factory, keys
 from twisted.conch.ssh import transport as ssh_transport  # the name `transport` is our submodule
 from twisted.conch.ssh.common import NS
@@ -24,7 +25,7 @@ from twisted.cred.error import UnauthorizedLogin
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from ...core.auth import BAD_CREDENTIALS
+from ...core.auth import ATTEMPTS_PER_CONNECTION, INVALID_CREDENTIALS, TOO_MANY_ATTEMPTS
 from ...errors import ApplianceError, AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .server import SftpProtocol
@@ -180,7 +181,9 @@ class ApplianceUserAuth(UserAuthServer):
     end the connection."""
 
     passwordDelay = 0  # the core slows repeated failures itself, per address and user
-    attemptsBeforeDisconnect = 6
+    # The core's ticket decides when a connection has tried enough (refused, below); conch's
+    # own count, which runs one failure behind it, never gets there.
+    attemptsBeforeDisconnect = ATTEMPTS_PER_CONNECTION
 
     def serviceStarted(self):
         super().serviceStarted()
@@ -223,12 +226,20 @@ class ApplianceUserAuth(UserAuthServer):
         if reason.check(Unavailable):  # not the password's fault (a full data disk): say so and hang up
             self.transport.sendDisconnect(ssh_transport.DISCONNECT_SERVICE_NOT_AVAILABLE, reason.value.message.encode())
             return None
+        if reason.check(IgnoreAuthentication) or self.method == b"none":
+            return reason  # answered already (a key the profile has), or the "none" probe: no attempt
         if reason.check(AuthenticationFailed):
             message = reason.value.message
-            if message != BAD_CREDENTIALS:
-                # e.g. "Organisation payment missing": OpenSSH's client prints banners
+            if reason.value.code != INVALID_CREDENTIALS:
+                # why, when it is not a wrong password (say, "Organisation payment missing"):
+                # OpenSSH's client prints banners
                 self.transport.sendPacket(MSG_USERAUTH_BANNER, NS(message.encode() + b"\r\n") + NS(b""))
             reason = Failure(UnauthorizedLogin(message))
+        if self.transport.ticket.sign_in_refused() == 0:
+            self.transport.sendDisconnect(
+                ssh_transport.DISCONNECT_NO_MORE_AUTH_METHODS_AVAILABLE, TOO_MANY_ATTEMPTS.encode()
+            )
+            return None
         return reason
 
 
