@@ -93,6 +93,9 @@ class Account:
     source: Source | None
     session_id: str | None = None
     token_id: int | None = None  # the API token it acts through, when it does
+    # the door an HTTP caller signed in by, as its audit rows name it: "web" (a console
+    # session, a download link) or "api" (an API token); set by that sign-in
+    protocol: str | None = None
 
 
 def address_allowed(address: str, allow: tuple[str, ...]) -> bool:

@@ -135,7 +135,7 @@ class ApiTokens:
         if refused is not None:
             raise TokenRefused(refused)
         await self._store.run(token_queries.touch_token, row["id"], to_iso(self._now()))
-        return dataclasses.replace(account, token_id=row["id"])
+        return dataclasses.replace(account, token_id=row["id"], protocol="api")
 
     def _usable(self, row: dict) -> bool:
         """Whether a token signs anything in now: not revoked, not expired."""

@@ -234,4 +234,4 @@ class Sessions:
         changed = await self._store.run(queries.password_changed_at, account.profile.id)
         if changed and from_iso(changed).timestamp() > claims["iat"] + 1:
             raise TokenInvalid("Token is invalid or expired", token_type)  # the password changed since
-        return account
+        return dataclasses.replace(account, protocol="web")

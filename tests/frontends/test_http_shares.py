@@ -351,3 +351,21 @@ def test_every_access_writes_a_log_row(daemon):
     assert len(made) == 2 and any("a drop box of /drop" in m for m in made)
     transfers = [r for r in rows if r["action"] in ("upload", "download")]
     assert {r["protocol"] for r in transfers} == {"web"} and {r["remote_address"] for r in transfers} == {"127.0.0.1"}
+
+
+def test_a_links_audit_rows_name_the_door_its_maker_signed_in_by(daemon):
+    """The console's session makes "web" rows, an API token "api" rows: the sign-in says which."""
+    console = owner(daemon, "door-keeper", {"plan.txt": b"plan"}, is_admin=True)
+    made = console.post("tokens/", {"name": "link maker", "scopes": ["files"]})
+    assert made.status == 201, made.body
+    script = Api(daemon, made.body["token"])
+    by_console, by_script = share(console, path="/plan.txt"), share(script, path="/plan.txt")
+    assert script.delete(f"shares/{by_console['id']}/").status == 204
+    rows = [row for row in daemon.logs("share") if row["username"] == "door-keeper"]
+    protocols = {
+        share_id: [row["protocol"] for row in rows if f"(share {share_id})" in row["message"]]
+        for share_id in (by_console["id"], by_script["id"])
+    }
+    assert protocols == {by_console["id"]: ["web"], by_script["id"]: ["api"]}, [r["message"] for r in rows]
+    revoked = [row["protocol"] for row in rows if "revoked" in row["message"]]
+    assert revoked == ["api"], [r["message"] for r in rows]

@@ -1,5 +1,6 @@
 """The signed-in user's files over HTTP, through the same core as SFTP and FTP
-(same confinement, permissions, quotas and audit rows, with protocol "web")."""
+(same confinement, permissions, quotas and audit rows, whose protocol is the door
+the caller signed in by: "web" for the console, "api" for an API token)."""
 
 from __future__ import annotations
 
@@ -301,8 +302,7 @@ class FilesApi(Resource):
 
     async def _files(self, request) -> FileSession:
         account = await authenticate(self.core, request, scope="files")
-        protocol = "api" if self.core.api_tokens.looks_like(bearer(request) or "") else "web"
-        return await self.core.files.session(account, protocol, client_address(request))
+        return await self.core.files.session(account, account.protocol, client_address(request))
 
     @staticmethod
     def _path(request, name: str = "path") -> str:
@@ -374,7 +374,7 @@ class FilesApi(Resource):
         account = await self.core.sessions.download_account(
             access, path, signed_in, client_address(request), request.isSecure()
         )
-        return await self.core.files.session(account, "web", client_address(request))
+        return await self.core.files.session(account, account.protocol, client_address(request))
 
     @app.route("/download-link/", methods=["POST"])
     async def download_link(self, request):
@@ -384,7 +384,7 @@ class FilesApi(Resource):
         if not isinstance(path, str) or not path.strip("/") or "\x00" in path:
             raise Invalid("Say which file to download.", {"path": ["This field is required."]})
         account = await authenticate(self.core, request, scope="files")
-        files = await self.core.files.session(account, "web", client_address(request))
+        files = await self.core.files.session(account, account.protocol, client_address(request))
         path = await files.check_download(path)
         access, until = self.core.sessions.download_access(account, path)
         url = "/api/portal/files/download/?" + urlencode({"path": path, "access": access}, safe="/", quote_via=quote)

@@ -12,7 +12,7 @@ import posixpath
 
 from ...core.shares import Visit
 from ...errors import Invalid
-from .api import Resource, authenticate, bearer, client_address, json_api, page, paging, query, read_json, reply
+from .api import Resource, authenticate, client_address, json_api, page, paging, query, read_json, reply
 from .files import MULTIPART_FRAMING, entries_view, multipart_boundary, receive_uploads, send_file
 
 
@@ -22,14 +22,12 @@ class SharesApi(Resource):
     app = json_api()
 
     async def _caller(self, request):
-        account = await authenticate(self.core, request, scope="files")
-        protocol = "api" if self.core.api_tokens.looks_like(bearer(request) or "") else "web"
-        return account, protocol
+        return await authenticate(self.core, request, scope="files")
 
     @app.route("/", methods=["GET"])
     async def listing(self, request):
         """Share links: the caller's own; an admin's list holds the organisation's"""
-        account, _ = await self._caller(request)
+        account = await self._caller(request)
         limit, offset = paging(request)
         count, shares = await self.core.shares.list(account, limit, offset)
         return reply(request, page(request, shares, count))
@@ -37,30 +35,30 @@ class SharesApi(Resource):
     @app.route("/", methods=["POST"])
     async def create(self, request):
         """Share a file or folder by link (the token is shown in this reply only)"""
-        account, protocol = await self._caller(request)
+        account = await self._caller(request)
         body = read_json(request)
-        created = await self.core.shares.create(account, body, protocol, client_address(request))
+        created = await self.core.shares.create(account, body, account.protocol, client_address(request))
         return reply(request, created, 201)
 
     @app.route("/<int:share_id>/", methods=["GET"])
     async def item(self, request, share_id):
-        account, _ = await self._caller(request)
+        account = await self._caller(request)
         return reply(request, await self.core.shares.get(account, share_id))
 
     @app.route("/<int:share_id>/", methods=["PATCH"])
     async def change(self, request, share_id):
         """Change a link's expiry, download limit or password"""
-        account, protocol = await self._caller(request)
+        account = await self._caller(request)
         changed = await self.core.shares.change(
-            account, share_id, read_json(request), protocol, client_address(request)
+            account, share_id, read_json(request), account.protocol, client_address(request)
         )
         return reply(request, changed)
 
     @app.route("/<int:share_id>/", methods=["DELETE"])
     async def revoke(self, request, share_id):
         """Revoke a link"""
-        account, protocol = await self._caller(request)
-        await self.core.shares.revoke(account, share_id, protocol, client_address(request))
+        account = await self._caller(request)
+        await self.core.shares.revoke(account, share_id, account.protocol, client_address(request))
         request.setResponseCode(204)
         return b""
 

@@ -41,7 +41,7 @@ from werkzeug.exceptions import HTTPException
 from ...core.files.resumable import OffsetMismatch, SendFailed, TooLarge, UploadState
 from ...errors import ApplianceError, Invalid
 from ...threads import spawn
-from .api import Resource, authenticate, bearer, client_address, error_reply, reply
+from .api import Resource, authenticate, client_address, error_reply, reply
 
 log = Logger()
 
@@ -186,13 +186,11 @@ class TusApi(Resource):
             return 0  # a DELETE or a mistake: no body
         tus_headers(request)
         patch_offset(request)
-        account, _ = await self._account(request)
+        account = await self._account(request)
         return await self.core.uploads.check_append(account, upload_id, length)
 
     async def _account(self, request):
-        account = await authenticate(self.core, request, scope="files")
-        protocol = "api" if self.core.api_tokens.looks_like(bearer(request) or "") else "web"
-        return account, protocol
+        return await authenticate(self.core, request, scope="files")
 
     def _state_headers(self, request, state: UploadState) -> None:
         request.setHeader(b"upload-offset", str(state.offset).encode())
@@ -228,11 +226,11 @@ class TusApi(Resource):
         if length > self.core.uploads.max_size:
             raise TooLarge(f"The upload is larger than the {self.core.uploads.max_size} bytes this server accepts.")
         metadata = parse_metadata(request.getHeader(b"upload-metadata"))
-        account, protocol = await self._account(request)
+        account = await self._account(request)
         overwrite = (metadata_text(metadata, "overwrite") or "").strip().lower() in ("1", "true", "yes")
         state = await self.core.uploads.create(
             account,
-            protocol,
+            account.protocol,
             client_address(request),
             folder=metadata_text(metadata, "path") or "/",
             name=metadata_text(metadata, "relativePath", "filename", "name") or "",
@@ -254,8 +252,8 @@ class TusApi(Resource):
         tus_headers(request)
         request.setHeader(b"cache-control", b"no-store")
         check_version(request)
-        account, protocol = await self._account(request)
-        state = await self.core.uploads.status(account, protocol, client_address(request), upload_id)
+        account = await self._account(request)
+        state = await self.core.uploads.status(account, account.protocol, client_address(request), upload_id)
         request.setHeader(b"upload-length", str(state.length).encode())
         if state.metadata:
             request.setHeader(b"upload-metadata", encode_metadata(state.metadata))
@@ -268,11 +266,13 @@ class TusApi(Resource):
         """Append bytes at Upload-Offset (application/offset+octet-stream); 204 with the new Upload-Offset."""
         tus_headers(request)
         offset = patch_offset(request)
-        account, protocol = await self._account(request)
+        account = await self._account(request)
         # The body is ours now: Twisted would close request.content under the copy if the client left.
         body, request.content = request.content, None
         try:
-            state = await self.core.uploads.append(account, protocol, client_address(request), upload_id, offset, body)
+            state = await self.core.uploads.append(
+                account, account.protocol, client_address(request), upload_id, offset, body
+            )
         finally:
             body.close()
         self._state_headers(request, state)
@@ -284,8 +284,8 @@ class TusApi(Resource):
         """Cancel an upload (tus termination): its partial data is removed."""
         tus_headers(request)
         check_version(request)
-        account, protocol = await self._account(request)
-        await self.core.uploads.terminate(account, protocol, client_address(request), upload_id)
+        account = await self._account(request)
+        await self.core.uploads.terminate(account, account.protocol, client_address(request), upload_id)
         request.setResponseCode(204)
         return b""
 
@@ -323,9 +323,9 @@ class TusApi(Resource):
         try:
             # claimed before the first await, so a HEAD that follows the reconnection waits for it
             async with self.core.uploads.exclusive(upload_id):
-                account, protocol = await self._account(request)
+                account = await self._account(request)
                 state = await self.core.uploads.append(
-                    account, protocol, client_address(request), upload_id, offset, body, held=True
+                    account, account.protocol, client_address(request), upload_id, offset, body, held=True
                 )
             log.info(
                 "a cut-off upload {id} keeps {count} bytes: now at offset {offset}",
