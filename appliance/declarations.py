@@ -86,6 +86,17 @@ def read(model: type[Declaration], body: dict, *, creating: bool) -> tuple[dict,
     return values, errors
 
 
+def defaults(model: type[Declaration]) -> dict:
+    """The value of each field `model` does not require, when it is not given."""
+    return {name: info.get_default(call_default_factory=True)
+            for name, info in model.model_fields.items() if not info.is_required()}  # fmt: skip
+
+
+def in_order(model: type[Declaration], problems: dict[str, list[str]]) -> list[str]:
+    """The messages of `problems` ({field: [messages]}) in the order `model` declares its fields."""
+    return [message for name in model.model_fields for message in problems.get(name, ())]
+
+
 def _messages(error: ValidationError, hint: str | None) -> list[str]:
     found = error.errors(include_url=False)
     own = [e for e in found if e["type"] == _RULE]
@@ -118,8 +129,8 @@ class _Published(GenerateJsonSchema):
 
     def model_schema(self, schema):
         found = super().model_schema(schema)
-        found.pop("title", None)
-        found.pop("additionalProperties", None)
+        for key in ("title", "description", "additionalProperties"):  # a model's docstring is the code's
+            found.pop(key, None)
         return found
 
 

@@ -21,11 +21,18 @@ import secrets
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Annotated, Literal
 
+from pydantic import Field as Bounds
+from pydantic import WithJsonSchema
+
+from ..declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, refuse, rule, schema
 from ..errors import ApplianceError, Invalid, NotFound, RateLimited, Unavailable, Unreached
 from ..models import Source, from_iso, to_iso
 from ..storage.registry import SourceConfig
 from ..storage.s3 import credentials as oauth
+from ..storage.s3.config import S3Settings
+from ..storage.sftp.config import SftpSettings
 from ..store import Store, queries
 from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
@@ -38,6 +45,39 @@ from .ratelimit import UNREACHED_PER_ORGANISATION, RateLimiter, wait_in_words
 
 FILES_CHOICES = ("keep", "delete")
 KEEP_INSTEAD = "Delete the source and keep its files instead."
+PATH_HINT = "Give the folder's path as config.path."
+
+
+class LocalSettings(Declaration):
+    """What an admin gives of a local source's config: its folder (see `_allowed_path`)."""
+
+    path: Annotated[str, Bounds(max_length=MAX_STRING), Hint(PATH_HINT)] = ""
+
+
+# each type of source's config, as its check (`_LocalConfig`, the backends' config.py) reads it
+SETTINGS: dict[str, type[Declaration]] = {"local": LocalSettings, "s3": S3Settings, "sftp": SftpSettings}
+# config as the API takes it: the fields of every type's config, of which a source's type reads its own
+CONFIG = {
+    "type": "object",
+    "properties": {name: field for settings in SETTINGS.values()
+                   for name, field in schema(settings, creating=False)["properties"].items()},
+}  # fmt: skip
+FLAG = Annotated[bool, Hint("Must be true or false.")]
+
+
+class SourceFields(Declaration):
+    """What an admin gives of a source (a new one: its name at least; its type is local unless given)."""
+
+    name: Annotated[str, Bounds(max_length=MAX_STRING), Hint("Enter a name."), rule(validation.name)]
+    type: Annotated[Literal[tuple(SETTINGS)], Hint("A source's type is local, sftp or s3.")] = "local"
+    read_only: FLAG = False
+    default: Annotated[
+        bool,
+        Bounds(description="true: the organisation's default source, which new profiles get (true makes it so; "
+               "an organisation always has one, so false on it is refused)"),
+        Hint("Must be true or false."),
+    ] = False  # fmt: skip
+    config: Annotated[dict, Hint("Give the source's settings as an object."), WithJsonSchema(CONFIG)] = {}
 
 
 def remove_folder(folder: Path) -> tuple[dict, str | None]:
@@ -370,12 +410,12 @@ class SourceAdmin:
     async def _told(self, account: Account, address: str, message: str) -> None:
         await self._audit.change(account, "web", address, "source", "", message)
 
-    async def _allowed_path(self, account: Account, raw) -> str:
+    async def _allowed_path(self, account: Account, raw: str) -> str:
         """The stored path: relative to the data dir for the organisation's own folder.
         Never another organisation's folder, one inside it or one holding it (LocalFolders),
         nor the data dir's own files (database, keys) outside the organisation's folder."""
-        if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
-            raise Invalid("Give the folder's path.", {"config": ["Give the folder's path as config.path."]})
+        if not raw.strip() or "\x00" in raw:
+            raise Invalid("Give the folder's path.", {"config": [PATH_HINT]})
         data, own, candidate = await self._threads.work(self._real_paths, account.organisation.subdomain, raw.strip())
         await self._folders.refuse_taken(account.organisation.id, candidate)
         if candidate == own or candidate.is_relative_to(own):
@@ -450,44 +490,26 @@ class SourceAdmin:
         return await write()
 
     async def values(self, account: Account, body: dict, existing: Source | None = None) -> dict:
-        values: dict = {}
-        errors: dict[str, list[str]] = {}
-        if "name" in body or existing is None:
-            try:
-                values["name"] = validation.name(str(body.get("name", "")), "name")
-            except Invalid as e:
-                errors.update(e.fields)
-        kind = body.get("type", existing.type if existing else "local")
-        if kind not in ("local", "sftp", "s3"):
-            errors["type"] = ["A source's type is local, sftp or s3."]
-        elif existing is not None and kind != existing.type:
+        values, errors = read(SourceFields, body, creating=existing is None)
+        kind = values.pop("type", existing.type if existing else "local")
+        if existing is not None and kind != existing.type:
             errors["type"] = ["The type of a source cannot be changed: create a new source."]
-        if "read_only" in body:
-            if not isinstance(body["read_only"], bool):
-                errors["read_only"] = ["Must be true or false."]
-            else:
-                values["read_only"] = body["read_only"]
-        if "default" in body:
-            if not isinstance(body["default"], bool):
-                errors["default"] = ["Must be true or false."]
-            elif body["default"]:
-                values["default"] = True  # not a column: the route makes the source the default
-            elif existing is not None and existing.id == account.organisation.default_source_id:
+        if values.get("default") is False:
+            del values["default"]  # not a column: true, and the route makes the source the default
+            if existing is not None and existing.id == account.organisation.default_source_id:
                 errors["default"] = [DEFAULT_UNSET]
-        if ("config" in body or existing is None) and "type" not in errors:
-            config = body.get("config") if isinstance(body.get("config"), dict) else {}
+        if ("config" in body or existing is None) and not {"type", "config"} & errors.keys():
             if kind != "local":
                 self._may_reach(account)
             try:
                 values["config"] = await self._config_check(account, kind).clean(
-                    config, existing.config if existing is not None else {}
+                    values.get("config", {}), existing.config if existing is not None else {}
                 )
             except Invalid as e:
                 if isinstance(e, Unreached):
                     self._unreached(account)
                 errors.update(e.fields or {"config": [e.message]})
-        if errors:
-            raise Invalid("Some fields are not valid.", errors)
+        refuse(errors)
         if "name" in values and await self._store.run(
             source_queries.name_taken, account.organisation.id, values["name"], existing.id if existing else None
         ):
@@ -678,7 +700,10 @@ class _LocalConfig:
         self._account = account
 
     async def clean(self, config: dict, old: dict) -> dict:
-        return {"path": await self._admin._allowed_path(self._account, config.get("path"))}
+        values, problems = read(LocalSettings, {**defaults(LocalSettings), **config}, creating=True)
+        if problems:
+            raise Invalid("Give the folder's path.", {"config": in_order(LocalSettings, problems)})
+        return {"path": await self._admin._allowed_path(self._account, values["path"])}
 
 
 class SavedSignIns:

@@ -12,7 +12,7 @@ from ...core.dashboard import PERIODS as CHART_PERIODS
 from ...core.mailbox_admin import MailboxFields
 from ...core.profile_admin import ORDERINGS as PROFILE_ORDERINGS
 from ...core.profile_admin import ProfileFields
-from ...core.source_admin import FILES_CHOICES
+from ...core.source_admin import FILES_CHOICES, SourceFields
 from ...declarations import schema
 from ...models import ACTIONS, LOG_PROTOCOLS
 from .replies import OUTPUTS, SCHEMAS, Reply
@@ -99,17 +99,6 @@ QUERY = {
 PAGED = ("page", "page_size")
 LOG_FILTERS = (*PAGED, "search", "action", "protocol", "username", "date_from", "date_to")
 
-SOURCE = _object(
-    name=STRING, type=_choices("local", "s3", "sftp"), read_only=BOOLEAN,
-    default={"type": "boolean", "description": "true: the organisation's default source, which new profiles get "
-             "(true makes it so; an organisation always has one, so false on it is refused)"},
-    config=_object(path=STRING, endpoint=STRING, region=STRING, bucket=STRING, prefix=STRING, access_key=STRING,
-                   secret_key=STRING, path_style=BOOLEAN, verify_tls=BOOLEAN, host=STRING, port=PORT,
-                   username=STRING, password=STRING, private_key={"type": "string", "maxLength": 65_536},
-                   host_key_fingerprint=NULLABLE_STRING, auth=_choices("keys", "oauth2"),
-                   oauth=_object(nullable=True, authorize_url=STRING, token_url=STRING, client_id=STRING,
-                                 client_secret=STRING, scope=STRING, role_arn=STRING, sts_endpoint=STRING)),
-)  # fmt: skip
 SHARE_CHANGE = {"expires_at": MOMENT, "max_downloads": {"type": ["integer", "null"], "minimum": 1,
                                                         "maximum": 1_000_000_000},
                 "password": NULLABLE_STRING}  # fmt: skip
@@ -162,8 +151,8 @@ INPUTS: dict[str, dict] = {
     "ProfilesApi.create": {"body": schema(ProfileFields, creating=True)},
     "ProfilesApi.change": {"body": schema(ProfileFields, creating=False)},
     "SourcesApi.listing": {"query": (*PAGED, "search")},
-    "SourcesApi.create": {"body": {**SOURCE, "required": ["name"]}},  # type: local by default
-    "SourcesApi.change": {"body": SOURCE},
+    "SourcesApi.create": {"body": schema(SourceFields, creating=True)},  # type: local by default
+    "SourcesApi.change": {"body": schema(SourceFields, creating=False)},
     "SourcesApi.delete": {"query": ("files",)},
     "SourcesApi.callback": {
         "body": _object(("state",), state=STRING, code=STRING, error=STRING, error_description=STRING)

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
+from pydantic import Field as Bounds
+from pydantic import WithJsonSchema
+
+from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule, schema
 from ...errors import ApplianceError, Invalid
 from ...text import control_problem
 from ...threads import Threads
@@ -20,18 +25,148 @@ from ..paths import split_path
 from . import credentials
 from .client import Bucket, S3Sources
 
+SEALED = ("secret_key", "oauth")  # kept sealed in a stored config: never taken from it as given
+OAUTH_STORED = ("authorize_url", "token_url", "client_id", "scope", "role_arn", "sts_endpoint")
+OAUTH_HINT = "config.oauth must be an object: authorize_url, token_url, client_id, client_secret, ..."
 
-def _text(given: dict, old: dict, prefix: str, name: str, default: str, errors: list[str]) -> str:
-    """A text field of a config (`old`'s value when not given), stripped; `default` and a
-    problem added to `errors` when it is no text, too long or holds a control character."""
-    value = given.get(name, old.get(name, default))
-    if not isinstance(value, str) or len(value) > 1024:
-        errors.append(f"{prefix}{name} must be text.")
-        return default
-    if problem := control_problem(value, f"{prefix}{name}"):
-        errors.append(problem)
-        return default
-    return value.strip()
+
+def _text(label: str, *then) -> object:
+    """A text field of a config (`label`: its name as told, config.<name>), stripped: at
+    most 1024 characters, none of them a control character."""
+
+    def check(value: str) -> str:
+        if len(value) > 1024:
+            raise Invalid(f"{label} must be text.")
+        if problem := control_problem(value, label):
+            raise Invalid(problem)
+        return value.strip()
+
+    return Annotated[str, Bounds(max_length=MAX_STRING), Hint(f"{label} must be text."), rule(check), *then]
+
+
+def _matching(pattern: str, message: str, *, empty: bool = False):
+    """A rule: the text is all of `pattern` (`empty`: or nothing)."""
+
+    def check(value: str) -> str:
+        if not (empty and not value) and not re.fullmatch(pattern, value):
+            raise Invalid(message)
+        return value
+
+    return rule(check)
+
+
+def _endpoint(value: str) -> str:
+    value = value.rstrip("/")
+    if not value:
+        return value
+    url = urlsplit(value)
+    try:
+        url.port  # noqa: B018 - raises for a bad port
+        bad_port = False
+    except ValueError:
+        bad_port = True
+    if (
+        url.scheme not in ("http", "https")
+        or not url.hostname
+        or bad_port
+        or url.username
+        or url.password
+        or url.path not in ("", "/")
+        or url.query
+        or url.fragment
+    ):
+        raise Invalid(
+            "config.endpoint must be the S3 service's URL, such as https://s3.example.com:9000 "
+            "(http or https, a host, an optional port, nothing else); leave it empty for AWS."
+        )
+    return value
+
+
+def _prefix(value: str) -> str:
+    try:
+        if ".." not in value.split("/"):
+            return "/".join(split_path(value))
+    except ApplianceError:
+        pass
+    raise Invalid("config.prefix must be a key prefix such as team/files ('/' between names, no '..').")
+
+
+def _secret(label: str, hint: str, *then) -> object:
+    """A secret as given: at most 1024 characters, none of them a control character."""
+
+    def check(value: str) -> str:
+        if len(value) > 1024:
+            raise Invalid(hint)
+        if problem := control_problem(value, label):
+            raise Invalid(problem)
+        return value
+
+    return Annotated[str, Bounds(max_length=MAX_STRING), Hint(hint), rule(check), *then]
+
+
+def _given(value: str) -> str:
+    if not value:
+        raise Invalid("config.secret_key must be the access key's secret.")
+    return value
+
+
+def _client_id(value: str) -> str:
+    if not value:
+        raise Invalid("Give the client id the provider gave this appliance as config.oauth.client_id.")
+    return value
+
+
+class OAuthSettings(Declaration):
+    """config.oauth of an S3 source that signs in with OpenID Connect; the URLs are checked
+    against where connections may go when the source is saved (S3Config)."""
+
+    authorize_url: _text("config.oauth.authorize_url") = ""
+    token_url: _text("config.oauth.token_url") = ""
+    client_id: _text("config.oauth.client_id", rule(_client_id)) = ""
+    client_secret: _secret(
+        "config.oauth.client_secret", "config.oauth.client_secret must be text (empty for a public client)."
+    ) = ""  # fmt: skip
+    scope: _text(
+        "config.oauth.scope",
+        rule(lambda scope: scope or "openid"),
+        _matching(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*",
+                  "config.oauth.scope must be scope names separated by spaces, such as openid offline_access."),
+    ) = "openid"  # fmt: skip
+    role_arn: _text(
+        "config.oauth.role_arn",
+        _matching(r"arn:[\w+=/,.@:-]{4,2040}",
+                  "config.oauth.role_arn must be a role's ARN (arn:aws:iam::123456789012:role/files), or empty.",
+                  empty=True),
+    ) = ""  # fmt: skip
+    sts_endpoint: _text("config.oauth.sts_endpoint", rule(lambda url: url.rstrip("/"))) = ""
+
+
+class S3Settings(Declaration):
+    """What an admin gives of an S3 source's config (a field left out keeps its value)."""
+
+    region: _text(
+        "config.region",
+        rule(lambda region: region or "us-east-1"),
+        _matching(r"[a-z0-9][a-z0-9-]{0,62}", "config.region must be a region name such as us-east-1."),
+    ) = "us-east-1"  # fmt: skip
+    endpoint: _text("config.endpoint", rule(_endpoint)) = ""
+    bucket: _text(
+        "config.bucket",
+        _matching(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}",
+                  "Give the bucket's name as config.bucket (letters, digits, '.', '-' and '_')."),
+    ) = ""  # fmt: skip
+    prefix: _text("config.prefix", rule(_prefix)) = ""
+    path_style: Annotated[bool, Hint("config.path_style must be true or false.")] = False
+    verify_tls: Annotated[bool, Hint("config.verify_tls must be true or false.")] = True
+    auth: Annotated[
+        Literal["keys", "oauth2"],
+        Hint('config.auth must be "keys" (an access key) or "oauth2" (sign in with OpenID Connect).'),
+    ] = "keys"
+    oauth: Annotated[
+        dict | None, Hint(OAUTH_HINT), WithJsonSchema(schema(OAuthSettings, creating=False, nullable=True))
+    ] = None  # fmt: skip
+    access_key: _text("config.access_key") = ""
+    secret_key: _secret("config.secret_key", "config.secret_key must be the access key's secret.", rule(_given)) = ""
 
 
 class S3Config:
@@ -44,106 +179,39 @@ class S3Config:
     async def clean(self, config: dict, old: dict) -> dict:
         """The stored config, after a successful check of its bucket (an OAuth2 one: saved as it
         is, checked once an admin has signed in); Invalid with the problems under "config"
-        otherwise. `old`: the source's config before, {} for a new source."""
-        errors: list[str] = []
-
-        def text(name: str, default: str = "") -> str:
-            return _text(config, old, "config.", name, default, errors)
-
-        def flag(name: str, default: bool) -> bool:
-            value = config.get(name, old.get(name, default))
-            if not isinstance(value, bool):
-                errors.append(f"config.{name} must be true or false.")
-                return default
-            return value
-
-        region = text("region", "us-east-1") or "us-east-1"
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", region):
-            errors.append("config.region must be a region name such as us-east-1.")
-        endpoint = text("endpoint").rstrip("/")
-        if endpoint:
-            url = urlsplit(endpoint)
-            try:
-                url.port  # noqa: B018 - raises for a bad port
-                bad_port = False
-            except ValueError:
-                bad_port = True
-            if (
-                url.scheme not in ("http", "https")
-                or not url.hostname
-                or bad_port
-                or url.username
-                or url.password
-                or url.path not in ("", "/")
-                or url.query
-                or url.fragment
-            ):
-                errors.append(
-                    "config.endpoint must be the S3 service's URL, such as https://s3.example.com:9000 "
-                    "(http or https, a host, an optional port, nothing else); leave it empty for AWS."
-                )
-        bucket = text("bucket")
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", bucket):
-            errors.append("Give the bucket's name as config.bucket (letters, digits, '.', '-' and '_').")
-        prefix = text("prefix")
-        try:
-            prefix = "/".join(split_path(prefix)) if ".." not in prefix.split("/") else None
-        except ApplianceError:
-            prefix = None
-        if prefix is None:
-            errors.append("config.prefix must be a key prefix such as team/files ('/' between names, no '..').")
-            prefix = ""
-        path_style = flag("path_style", False)
-        verify_tls = flag("verify_tls", True)
-        auth = config.get("auth", old.get("auth", "keys"))
-        if auth not in ("keys", "oauth2"):
-            errors.append('config.auth must be "keys" (an access key) or "oauth2" (sign in with OpenID Connect).')
-        elif auth == "oauth2":  # nothing to check before an admin signs in: saved as it is
-            settings = self._oauth(config.get("oauth"), old, errors)
-            if errors:
-                raise Invalid(errors[0], {"config": errors})
-            urls = [endpoint or f"https://s3.{region}.amazonaws.com", settings["token_url"]]
-            urls += [settings["sts_endpoint"]] if settings["sts_endpoint"] else []
-            for url in urls:
-                try:
-                    await self._threads.work(credentials.check_host, url, self._sources.destinations,
-                                            self._sources.allow_loopback)  # fmt: skip
-                except ApplianceError as e:
-                    raise Invalid(e.message, {"config": [e.message]}) from None
-            return {"endpoint": endpoint, "region": region, "bucket": bucket, "prefix": prefix, "path_style": path_style,
-                    "verify_tls": verify_tls, "auth": "oauth2", "oauth": settings}  # fmt: skip
-        access_key = text("access_key")
-        if not access_key:
-            errors.append("Give the access key as config.access_key.")
+        otherwise. `old`: the source's config before, {} for a new source: a field left out
+        keeps its value there; a secret is checked only when given (the sealed one is kept)."""
+        kept = {name: old[name] for name in S3Settings.model_fields if name in old and name not in SEALED}
+        given = {**defaults(S3Settings), **kept, **config}
+        if "secret_key" not in config:
+            del given["secret_key"]
+        values, problems = read(S3Settings, given, creating=True)
+        if values.get("auth") == "oauth2":  # nothing to check before an admin signs in: saved as it is
+            settings = self._oauth(values.get("oauth"), old, problems)
+            return await self._saved_for_sign_in(values, settings, in_order(S3Settings, problems))
         s3 = self._sources
-        stored = {k: old[k] for k in ("secret_key_encrypted",) if old.get(k)}
-        secret = ""
-        if "secret_key" in config:
-            if (
-                not isinstance(config["secret_key"], str)
-                or not config["secret_key"]
-                or len(config["secret_key"]) > 1024
-            ):
-                errors.append("config.secret_key must be the access key's secret.")
-            elif problem := control_problem(config["secret_key"], "config.secret_key"):
-                errors.append(problem)
+        if not values.get("access_key"):
+            problems.setdefault("access_key", []).append("Give the access key as config.access_key.")
+        secret = values.get("secret_key", "")
+        if "secret_key" not in config:
+            if old.get("secret_key_encrypted"):
+                secret = s3.open(old["secret_key_encrypted"], "secret key of this source")
             else:
-                secret = config["secret_key"]
-        elif stored.get("secret_key_encrypted"):
-            secret = s3.open(stored["secret_key_encrypted"], "secret key of this source")
-        else:
-            errors.append("Give the access key's secret as config.secret_key.")
+                problems["secret_key"] = ["Give the access key's secret as config.secret_key."]
+        errors = in_order(S3Settings, problems)
         if errors:
             raise Invalid(errors[0], {"config": errors})
+        region = values["region"]
+        stored = {name: values[name] for name in ("endpoint", "region", "bucket", "prefix", "access_key")}
         target = Bucket(
-            endpoint or f"https://s3.{region}.amazonaws.com",
+            values["endpoint"] or f"https://s3.{region}.amazonaws.com",
             region,
-            bucket,
-            prefix,
-            access_key,
+            values["bucket"],
+            values["prefix"],
+            values["access_key"],
             secret,
-            path_style,
-            verify_tls,
+            values["path_style"],
+            values["verify_tls"],
             s3.allow_loopback,
         )
         try:
@@ -151,63 +219,50 @@ class S3Config:
         except ApplianceError as e:
             raise Invalid(e.message, {"config": [e.message]}) from None
         return {
-            "endpoint": endpoint,
-            "region": region,
-            "bucket": bucket,
-            "prefix": prefix,
-            "access_key": access_key,
+            **stored,
             "secret_key_encrypted": s3.seal(secret),
-            "path_style": path_style,
-            "verify_tls": verify_tls,
+            "path_style": values["path_style"],
+            "verify_tls": values["verify_tls"],
         }
 
-    def _oauth(self, given, old: dict, errors: list[str]) -> dict:
-        """config.oauth of an S3 source that signs in with OpenID Connect, as stored (secrets sealed).
-        The saved sign-in is kept while the provider and client stay the same."""
-        before = old.get("oauth") or {} if old.get("auth") == "oauth2" else {}
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            errors.append("config.oauth must be an object: authorize_url, token_url, client_id, client_secret, ...")
+    async def _saved_for_sign_in(self, values: dict, settings: dict, errors: list[str]) -> dict:
+        """The stored config of an S3 source that signs in with a provider, once its hosts are
+        ones connections may go to."""
+        if errors:
+            raise Invalid(errors[0], {"config": errors})
+        endpoint, region = values["endpoint"], values["region"]
+        urls = [endpoint or f"https://s3.{region}.amazonaws.com", settings["token_url"]]
+        urls += [settings["sts_endpoint"]] if settings["sts_endpoint"] else []
+        for url in urls:
+            try:
+                await self._threads.work(credentials.check_host, url, self._sources.destinations,
+                                         self._sources.allow_loopback)  # fmt: skip
+            except ApplianceError as e:
+                raise Invalid(e.message, {"config": [e.message]}) from None
+        return {"endpoint": endpoint, "region": region, "bucket": values["bucket"], "prefix": values["prefix"],
+                "path_style": values["path_style"], "verify_tls": values["verify_tls"], "auth": "oauth2",
+                "oauth": settings}  # fmt: skip
+
+    def _oauth(self, given: dict | None, old: dict, problems: dict[str, list[str]]) -> dict:
+        """config.oauth of an S3 source that signs in with OpenID Connect, as stored (secrets
+        sealed); its problems go to problems["oauth"]. A field left out keeps its value, and
+        the saved sign-in is kept while the provider and client stay the same."""
+        if "oauth" in problems:  # not an object
             return {}
-        allow_loopback = self._sources.allow_loopback
-
-        def text(name: str, default: str = "") -> str:
-            return _text(given, before, "config.oauth.", name, default, errors)
-
-        def url(name: str, required: bool) -> str:
-            value = text(name)
-            if not value and not required:
-                return ""
-            problem = url_problem(value, allow_loopback)
-            if problem:
-                errors.append(f"config.oauth.{name} {problem}")
-            return value
-
-        stored = {
-            "authorize_url": url("authorize_url", True),
-            "token_url": url("token_url", True),
-            "client_id": text("client_id"),
-            "scope": text("scope") or "openid",
-            "role_arn": text("role_arn"),
-            "sts_endpoint": url("sts_endpoint", False).rstrip("/"),
-        }
-        if not stored["client_id"]:
-            errors.append("Give the client id the provider gave this appliance as config.oauth.client_id.")
-        if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*", stored["scope"]):
-            errors.append("config.oauth.scope must be scope names separated by spaces, such as openid offline_access.")
-        if stored["role_arn"] and not re.fullmatch(r"arn:[\w+=/,.@:-]{4,2040}", stored["role_arn"]):
-            errors.append(
-                "config.oauth.role_arn must be a role's ARN (arn:aws:iam::123456789012:role/files), or empty."
-            )
+        before = old.get("oauth") or {} if old.get("auth") == "oauth2" else {}
+        given = given or {}
+        kept = {name: before[name] for name in OAuthSettings.model_fields if name in before}
+        values, found = read(OAuthSettings, {**defaults(OAuthSettings), **kept, **given}, creating=True)
+        for name, required in (("authorize_url", True), ("token_url", True), ("sts_endpoint", False)):
+            if name in values and (values[name] or required):
+                if problem := url_problem(values[name], self._sources.allow_loopback):
+                    found.setdefault(name, []).append(f"config.oauth.{name} {problem}")
+        if found:
+            problems.setdefault("oauth", []).extend(in_order(OAuthSettings, found))
+        stored = {name: values.get(name, "") for name in OAUTH_STORED}
         if "client_secret" in given:
-            secret = given["client_secret"]
-            if not isinstance(secret, str) or len(secret) > 1024:
-                errors.append("config.oauth.client_secret must be text (empty for a public client).")
-            elif problem := control_problem(secret, "config.oauth.client_secret"):
-                errors.append(problem)
-            elif secret:
-                stored["client_secret_encrypted"] = self._sources.seal(secret)
+            if values.get("client_secret"):
+                stored["client_secret_encrypted"] = self._sources.seal(values["client_secret"])
         elif before.get("client_secret_encrypted"):
             stored["client_secret_encrypted"] = before["client_secret_encrypted"]
         same_client = all(stored[k] == before.get(k) for k in ("authorize_url", "token_url", "client_id")) and (

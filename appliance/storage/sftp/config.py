@@ -5,11 +5,83 @@ password and private key are sealed (encrypted at rest) and never shown."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field as Bounds
 from twisted.conch.ssh import keys
 
+from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule
 from ...errors import ApplianceError, Invalid, Unreached
 from ...text import control_problem
 from .client import Remote, RemoteProblem, RemoteSources, normalise_fingerprint
+
+
+def _printable(label: str, *, most: int | None = None, hint: str, required: bool = False):
+    """A rule of a text field: no control character (`required`: not blank; `most`: at most so
+    many characters, else `hint`)."""
+
+    def check(value: str) -> str:
+        if (required and not value.strip()) or (most is not None and len(value) > most):
+            raise Invalid(hint)
+        if problem := control_problem(value, label):
+            raise Invalid(problem)
+        return value
+
+    return rule(check)
+
+
+def _private_key(value: str) -> str:
+    """A private key in OpenSSH or PEM format, as stored ("" for none)."""
+    if not value.strip():
+        return ""
+    try:
+        if keys.Key.fromString(value.strip().encode()).isPublic():
+            raise keys.BadKeyError("public")
+    except (keys.BadKeyError, keys.EncryptedKeyError, ValueError):
+        raise Invalid(
+            "config.private_key is not a private key in OpenSSH or PEM format "
+            "(keys protected by a passphrase are not supported)."
+        ) from None
+    return value.strip() + "\n"
+
+
+def _fingerprint(value: str | None) -> str | None:
+    try:
+        return normalise_fingerprint(value) if value else value
+    except Invalid as e:
+        raise Invalid(e.message) from None  # the whole sentence, not the field's short form
+
+
+HOST_HINT = "Give the remote server's host name or address as config.host."
+USERNAME_HINT = "Give the user to sign in as on the remote server as config.username."
+PATH_HINT = "config.path must be a folder on the remote server (empty: the user's login folder)."
+FINGERPRINT_HINT = "Give the host key's SHA256 fingerprint as ssh-keygen -lf shows it (SHA256:...)."
+
+
+class SftpSettings(Declaration):
+    """What an admin gives of a remote SFTP source's config (a field left out keeps its value)."""
+
+    host: Annotated[
+        str, Bounds(max_length=MAX_STRING), Hint(HOST_HINT), _printable("config.host", hint=HOST_HINT, required=True)
+    ] = ""  # fmt: skip
+    port: Annotated[int, Bounds(ge=1, le=65535), Hint("config.port must be a port number (1-65535).")] = 22
+    username: Annotated[
+        str, Bounds(max_length=MAX_STRING), Hint(USERNAME_HINT),
+        _printable("config.username", hint=USERNAME_HINT, required=True),
+    ] = ""  # fmt: skip
+    path: Annotated[
+        str, Bounds(max_length=MAX_STRING), Hint(PATH_HINT), _printable("config.path", most=4096, hint=PATH_HINT)
+    ] = ""  # fmt: skip
+    password: Annotated[
+        str, Bounds(max_length=MAX_STRING), Hint("config.password must be text."),
+        _printable("config.password", most=1000, hint="config.password must be text."),
+    ] = ""  # fmt: skip
+    private_key: Annotated[
+        str, Bounds(max_length=65_536), Hint("config.private_key must be text."), rule(_private_key)
+    ] = ""  # fmt: skip
+    host_key_fingerprint: Annotated[
+        str | None, Bounds(max_length=MAX_STRING), Hint(FINGERPRINT_HINT), rule(_fingerprint)
+    ] = None  # fmt: skip
 
 
 class SftpConfig:
@@ -22,70 +94,34 @@ class SftpConfig:
         """The stored config, after a successful connection to the server; Invalid with
         the problems under "config" otherwise. `old`: the source's config before (a field
         not given keeps its value, a secret stays sealed), {} for a new source."""
-        errors: list[str] = []
-        host = config.get("host", old.get("host", ""))
-        if not isinstance(host, str) or not host.strip():
-            errors.append("Give the remote server's host name or address as config.host.")
-        elif problem := control_problem(host, "config.host"):
-            errors.append(problem)
-        port = config.get("port", old.get("port", 22))
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            errors.append("config.port must be a port number (1-65535).")
-        username = config.get("username", old.get("username", ""))
-        if not isinstance(username, str) or not username.strip():
-            errors.append("Give the user to sign in as on the remote server as config.username.")
-        elif problem := control_problem(username, "config.username"):
-            errors.append(problem)
-        path = config.get("path", old.get("path", ""))
-        if not isinstance(path, str) or len(path) > 4096:
-            errors.append("config.path must be a folder on the remote server (empty: the user's login folder).")
-        elif problem := control_problem(path, "config.path"):
-            errors.append(problem)
+        kept = {name: old[name] for name in ("host", "port", "username", "path") if name in old}
+        values, problems = read(SftpSettings, {**defaults(SftpSettings), **kept, **config}, creating=True)
         stored = {k: old[k] for k in ("password_encrypted", "private_key_encrypted") if old.get(k)}
         password = key = ""
         sources = self._sources
         if "password" in config:
-            if not isinstance(config["password"], str) or len(config["password"]) > 1000:
-                errors.append("config.password must be text.")
-            elif problem := control_problem(config["password"], "config.password"):
-                errors.append(problem)
-            else:
-                password = config["password"]
-                stored.pop("password_encrypted", None)
+            password = values.get("password", "")
+            stored.pop("password_encrypted", None)
         elif stored.get("password_encrypted"):
             password = sources.open(stored["password_encrypted"])
         if "private_key" in config:
-            if not isinstance(config["private_key"], str):
-                errors.append("config.private_key must be text.")
-            elif config["private_key"].strip():
-                try:
-                    parsed = keys.Key.fromString(config["private_key"].strip().encode())
-                    if parsed.isPublic():
-                        raise keys.BadKeyError("public")
-                    key = config["private_key"].strip() + "\n"
-                except (keys.BadKeyError, keys.EncryptedKeyError, ValueError):
-                    errors.append(
-                        "config.private_key is not a private key in OpenSSH or PEM format "
-                        "(keys protected by a passphrase are not supported)."
-                    )
+            key = values.get("private_key", "")
             stored.pop("private_key_encrypted", None)
         elif stored.get("private_key_encrypted"):
             key = sources.open(stored["private_key_encrypted"])
-        if not password and not key and not errors:
-            errors.append("Give the remote account's config.password or config.private_key.")
-        fingerprint = config.get("host_key_fingerprint")
-        if fingerprint:
-            try:
-                fingerprint = normalise_fingerprint(str(fingerprint))
-            except Invalid as e:
-                errors.append(e.message)
-        elif fingerprint is None and (host, port) == (old.get("host"), old.get("port")):
+        if not password and not key and not problems.keys() - {"host_key_fingerprint"}:
+            problems["password"] = ["Give the remote account's config.password or config.private_key."]
+        host, port, path = values.get("host", ""), values.get("port", 22), values.get("path", "")
+        fingerprint = values.get("host_key_fingerprint")
+        if fingerprint is None and (host, port) == (old.get("host"), old.get("port")):
             fingerprint = old.get("host_key_fingerprint", "")  # unchanged server: keep the pinned key
-        else:
-            fingerprint = ""  # pinned on the first connection below
+        errors = in_order(SftpSettings, problems)
         if errors:
             raise Invalid(errors[0], {"config": errors})
-        remote = Remote(host.strip(), port, username, password, key, fingerprint, path.strip(), sources.allow_loopback)
+        username = values["username"]
+        remote = Remote(
+            host.strip(), port, username, password, key, fingerprint or "", path.strip(), sources.allow_loopback
+        )
         try:
             seen = await sources.check(remote)
         except RemoteProblem as e:
