@@ -115,6 +115,27 @@ def test_every_declared_body_field_is_bounded():
     assert max(m for declared in INPUTS.values() if "body" in declared for m in maxima(declared["body"])) <= SQLITE_MAX
 
 
+def test_resource_bodies_are_the_cores_declarations():
+    """Profiles, mailboxes and sources (each type's config too) are declared once, in the core and
+    the backends: the document's request bodies are generated from those declarations, which the
+    core checks bodies by, so a field added there is documented, typed and checked at once."""
+    from appliance.core.mailbox_admin import MailboxFields
+    from appliance.core.profile_admin import ProfileFields
+    from appliance.core.source_admin import SETTINGS, SourceFields
+    from appliance.declarations import schema
+    from appliance.frontends.http.openapi import INPUTS
+
+    for api, model in (("ProfilesApi", ProfileFields), ("MailboxesApi", MailboxFields), ("SourcesApi", SourceFields)):
+        assert INPUTS[f"{api}.create"]["body"] == schema(model, creating=True)
+        assert INPUTS[f"{api}.change"]["body"] == schema(model, creating=False)
+        assert INPUTS[f"{api}.create"]["body"]["required"] == [
+            n for n, f in model.model_fields.items() if f.is_required()
+        ]
+    config = INPUTS["SourcesApi.change"]["body"]["properties"]["config"]["properties"]
+    assert set(config) == {name for settings in SETTINGS.values() for name in settings.model_fields}
+    assert set(SETTINGS) == set(INPUTS["SourcesApi.change"]["body"]["properties"]["type"]["enum"])
+
+
 # -- what each operation answers -------------------------------------------------------------------
 
 JSON = "application/json"
