@@ -7,6 +7,8 @@ the API of a later issue will manage.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib
 import json
 import os
@@ -18,6 +20,7 @@ import ssl
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -87,6 +90,33 @@ def free_listeners() -> dict[str, str]:
 def ops_listener() -> dict[str, str]:
     """APPLIANCE_LISTEN_OPS on a free port, for a daemon whose other listeners are given."""
     return {"APPLIANCE_LISTEN_OPS": f"tcp:{free_port()}:interface=127.0.0.1"}
+
+
+@functools.cache
+def key_material() -> Path:
+    """A data dir's keys (SSH host keys, the TLS pair, the token and sealing keys), made
+    once per test run by the product's own first start (DataDir.prepare)."""
+    from appliance.core.datadir import DataDir
+
+    folder = Path(tempfile.mkdtemp(prefix="appliance-keys-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    DataDir(folder / "data").prepare("127.0.0.1")
+    return folder / "data"
+
+
+def seed_keys(data_dir: Path) -> Path:
+    """`data_dir` made (as DataDir.prepare makes it) with the run's key material in it, so
+    its first start finds its keys instead of generating an RSA-3072 host key (a second or
+    more each). The product's own generation keeps its test (test_cli's
+    test_setup_creates_the_data_dir); these are the files a backup restores (SECRET_FILES)."""
+    from appliance.core.backup import SECRET_FILES
+
+    data_dir.mkdir(mode=0o750, parents=True, exist_ok=True)
+    for folder in ("ssh", "tls"):
+        (data_dir / folder).mkdir(mode=0o700, exist_ok=True)
+    for name in SECRET_FILES:
+        shutil.copy2(key_material() / name, data_dir / name)
+    return data_dir
 
 
 def file_sizes(paths: Iterable[Path]) -> Iterator[tuple[Path, int]]:
@@ -374,7 +404,7 @@ class Daemon:
 
 def make_daemon(tmp: Path, start: bool = True) -> Daemon:
     """A set-up data dir (org 'Acme', admin 'admin') and, with `start`, a running daemon."""
-    data_dir = tmp / "data"
+    data_dir = seed_keys(tmp / "data")
     low, high = free_port_range(20)
     env = dict(os.environ)
     env.update(

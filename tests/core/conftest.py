@@ -9,13 +9,15 @@ from appliance.core import Core, build_core
 from appliance.core.auth import Account
 from appliance.store import queries
 
+from ..helpers import seed_keys
+
 
 @pytest.fixture
 def core(tmp_path) -> Core:
     from twisted.internet import reactor
 
     settings = config.load(None, {})
-    settings.server.data_dir = str(tmp_path / "data")
+    settings.server.data_dir = str(seed_keys(tmp_path / "data"))
     settings.security.bcrypt_rounds = 4
     built = build_core(settings, reactor)
     yield built

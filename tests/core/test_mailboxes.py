@@ -17,6 +17,7 @@ from appliance.core.files import TEMP_PREFIX
 from appliance.store import mailboxes as mailbox_queries
 from appliance.store import queries
 
+from ..helpers import seed_keys
 from ..mailserver import PASSWORD, USER, start_mail_server
 from .conftest import make_account
 
@@ -35,7 +36,7 @@ def core(tmp_path):
     from twisted.internet import reactor
 
     settings = config.load(None, {})
-    settings.server.data_dir = str(tmp_path / "data")
+    settings.server.data_dir = str(seed_keys(tmp_path / "data"))
     settings.security.bcrypt_rounds = 4
     settings.mail.allow_loopback = True
     settings.mail.max_message_bytes = 2_000_000

@@ -21,6 +21,7 @@ from appliance.storage.s3.credentials import token_request
 from appliance.storage.sftp.client import Remote
 from appliance.store import mailboxes as mailbox_queries
 
+from ..helpers import seed_keys
 from ..smtpserver import SmtpServer
 from .conftest import make_account
 
@@ -82,7 +83,7 @@ def core(tmp_path, resolver):
     from twisted.internet import reactor
 
     settings = config.load(None, {})
-    settings.server.data_dir = str(tmp_path / "data")
+    settings.server.data_dir = str(seed_keys(tmp_path / "data"))
     settings.security.bcrypt_rounds = 4
     built = build_core(settings, reactor, destinations=Destinations(resolver))
     yield built
