@@ -1,7 +1,8 @@
-// The source types, their config fields (as the API declares them: SOURCE in
-// appliance/frontends/http/openapi.py; checked by core/source_admin.py and
-// storage/<type>/config.py, see docs/architecture.md) and the mapping between a
-// source, the form's values, the request body and the server's field errors.
+// The source types, their config fields (as the API declares them: SourceFields
+// and LocalSettings in core/source_admin.py, S3Settings and SftpSettings in
+// storage/<type>/config.py, published in the OpenAPI document; see
+// docs/architecture.md) and the mapping between a source, the form's values,
+// the request body and the server's field errors.
 
 export const TYPES = [
   ["local", "Local folder"],
