@@ -55,13 +55,14 @@ def _run_core(settings: config.Settings, work) -> int:
     from twisted.internet import defer, task
 
     from .core import build_core
+    from .service import storage_backends
 
     outcome: dict[str, object] = {}
 
     async def main(reactor):
         core = None
         try:
-            core = build_core(settings, reactor)
+            core = build_core(settings, reactor, storage_backends)
             outcome["value"] = await work(core)
         except ApplianceError as e:
             outcome["error"] = e

@@ -14,11 +14,22 @@ from twisted.logger import Logger
 from twisted.protocols.tls import TLSMemoryBIOFactory
 
 from .config import Settings
-from .core import Core, build_core
+from .core import Core, Services, build_core
+from .core.datadir import DataDir
+from .core.source_admin import SavedSignIns
+from .deferreds import spawn
 from .errors import ConfigError
-from .store import queries
+from .netcheck import Destinations
+from .storage.local.backend import LocalSources
+from .storage.registry import Backends
+from .storage.s3.backend import S3Homes
+from .storage.s3.client import S3Sources
+from .storage.s3.credentials import WebIdentities
+from .storage.sealed import SealedSecrets
+from .storage.sftp.backend import SftpHomes
+from .storage.sftp.client import RemoteSources
 from .systemd import notify
-from .threads import spawn
+from .threads import Threads
 
 log = Logger()
 
@@ -150,17 +161,12 @@ class ApplianceService(service.MultiService):
 
     def startService(self) -> None:
         super().startService()
-        spawn(self._sweep(), "sweeping unfinished uploads")
+        spawn(self.core.sweep_unfinished_uploads(), "sweeping unfinished uploads")
         spawn(self.core.mailboxes.start(), "starting mailbox polling")
         self.core.jobs.start()
         self.core.uploads.start()
         self.core.storage.start()
         self.core.open_sessions.start()
-
-    async def _sweep(self) -> None:
-        sources = await self.core.store.run(queries.all_sources)
-        await self.core.files.sweep(sources)
-        await self.core.uploads.sweep(sources)
 
     async def ready(self) -> None:
         """Wait until every listener is up; raise one ConfigError naming every
@@ -191,12 +197,38 @@ class ApplianceService(service.MultiService):
         core.store.close()
 
 
+def storage_backends(
+    settings: Settings,
+    reactor,
+    threads: Threads,
+    data_dir: DataDir,
+    saved_sign_ins: SavedSignIns,
+    destinations: Destinations,
+) -> Backends:
+    """The storage registry the core is built over (core.StorageFactory): local folders,
+    remote SFTP servers and S3 buckets, each reaching only the hosts `destinations` allows."""
+    allow_loopback = settings.sources.allow_loopback
+    secrets = data_dir.secret_box()
+    identities = WebIdentities(reactor, saved_sign_ins, SealedSecrets(secrets), allow_loopback, destinations)
+    return Backends(
+        LocalSources(threads, data_dir.path),
+        sftp=SftpHomes(RemoteSources(reactor, threads, secrets, allow_loopback, destinations)),
+        s3=S3Homes(S3Sources(reactor, threads, secrets, allow_loopback, identities, destinations), threads),
+    )
+
+
 def build_service(settings: Settings, reactor) -> ApplianceService:
     """Everything the daemon runs, ready to start."""
-    from .frontends.ftp import ftp_factory
+    from .frontends.ftp import FtpCore, ftp_factory
     from .frontends.http import http_site, ops_site
     from .frontends.http.redirect import redirect_site
-    from .frontends.sftp import sftp_factory
+    from .frontends.sftp import SftpCore, sftp_factory
+
+    def sftp(services: Services):
+        return sftp_factory(SftpCore(services.settings, services.reactor, services.signin, services.host_keys))
+
+    def ftp(services: Services):
+        return ftp_factory(FtpCore(services.settings, services.reactor, services.signin, services.tls))
 
     for line in settings.retired_in_use():
         log.warn("{line}", line=line)
@@ -209,8 +241,8 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
             redirect_site if settings.listen.https and settings.tls.redirect_http else http_site,
         ),
         ("HTTPS", settings.listen.https, lambda core: TLSMemoryBIOFactory(core.tls, False, http_site(core))),
-        ("SFTP", settings.listen.sftp, sftp_factory),
-        ("FTP", settings.listen.ftp, ftp_factory),
+        ("SFTP", settings.listen.sftp, sftp),
+        ("FTP", settings.listen.ftp, ftp),
         ("ops", settings.listen.ops, ops_site),
     ):
         for description in descriptions:
@@ -218,11 +250,13 @@ def build_service(settings: Settings, reactor) -> ApplianceService:
     core = build_core(
         settings,
         reactor,
+        storage_backends,
         hold_data_dir=True,
         pin=settings.server.pin_reactor,
     )
     daemon = ApplianceService(core)
-    services = core.services()  # what the front ends see: no store, no thread pools, no data dir
+    # what the front ends see: no store, no thread pools, no data dir; SFTP and FTP a few services of it
+    services = core.services()
     factories = {}
     for endpoint, description, what, make in planned:
         if what not in factories:

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 from ..config import Settings
 from ..mail.outbound import Mailer
 from ..netcheck import Destinations
-from ..storage.s3.client import S3Sources
-from ..storage.s3.credentials import WebIdentities
+from ..storage.registry import Backends
 from ..storage.sealed import SealedSecrets
-from ..storage.sftp.client import RemoteSources
-from ..store import Store
+from ..store import Store, queries
 from ..threads import Threads
 from .access import AccessPolicy
 from .accounts import Accounts
@@ -46,6 +45,22 @@ from .source_admin import SavedSignIns, SourceAdmin
 from .storage import StorageUsage
 from .throttle import LoginThrottle
 from .tls import ReloadableTLS
+
+
+class StorageFactory(Protocol):
+    """How the composition root makes the storage registry (service.py `storage_backends`),
+    called once the core's thread pools, data dir and database are there: which backends
+    the appliance has is the root's choice, the core only uses them."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        reactor,
+        threads: Threads,
+        data_dir: DataDir,
+        saved_sign_ins: SavedSignIns,
+        destinations: Destinations,
+    ) -> Backends: ...
 
 
 @dataclass
@@ -103,15 +118,24 @@ class Core(Services):
         """The narrow facade the front ends are built with."""
         return Services(**{field.name: getattr(self, field.name) for field in fields(Services)})
 
+    async def sweep_unfinished_uploads(self) -> None:
+        """The start-up sweep: remove what uploads cut short by an earlier stop left in
+        every source (temporary files, resumable uploads' stagings)."""
+        sources = await self.store.run(queries.all_sources)
+        await self.files.sweep(sources)
+        await self.uploads.sweep(sources)
+
 
 def build_core(
     settings: Settings,
     reactor,
+    storage: StorageFactory,
     hold_data_dir: bool = False,
     destinations: Destinations | None = None,
     pin: bool = False,
 ) -> Core:
-    """Prepare the data dir, open and migrate the database, wire the services.
+    """Prepare the data dir, open and migrate the database, wire the services over the
+    storage registry `storage` makes (service.py `storage_backends`).
 
     Synchronous on purpose: it runs once before any listener accepts a connection.
     The daemon holds the data dir (`hold_data_dir`) before touching the database,
@@ -127,15 +151,23 @@ def build_core(
     threads = Threads(reactor, pin=pin)
     threads.start()
     try:
-        return _wire(settings, reactor, data_dir, threads, destinations or Destinations())
+        return _wire(settings, reactor, data_dir, threads, storage, destinations or Destinations())
     except BaseException:
         threads.stop()  # else its threads keep the process alive after the error is printed
         raise
 
 
-def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, destinations: Destinations) -> Core:
+def _wire(
+    settings: Settings,
+    reactor,
+    data_dir: DataDir,
+    threads: Threads,
+    storage: StorageFactory,
+    destinations: Destinations,
+) -> Core:
     store = Store(data_dir.database, threads)
     store.open()
+    backends = storage(settings, reactor, threads, data_dir, SavedSignIns(store), destinations)
     connections = ConnectionLimits(
         ConnectionSettings(
             per_address=settings.security.max_connections_per_address,
@@ -151,13 +183,7 @@ def _wire(settings: Settings, reactor, data_dir: DataDir, threads: Threads, dest
     )
     auth = AuthService(store, audit, throttle, reactor)
     policy = AccessPolicy(store, reactor)
-    allow_loopback = settings.sources.allow_loopback
-    remote = RemoteSources(reactor, threads, data_dir.secret_box(), allow_loopback, destinations)
-    identities = WebIdentities(
-        reactor, SavedSignIns(store), SealedSecrets(data_dir.secret_box()), allow_loopback, destinations
-    )
-    s3 = S3Sources(reactor, threads, data_dir.secret_box(), allow_loopback, identities, destinations)
-    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, remote, s3)
+    files = FilesService(threads, audit, QuotaTracker(threads, reactor), data_dir.path, backends)
     appliance_settings = ApplianceSettings(settings, store, SealedSecrets(data_dir.secret_box()), audit, reactor)
     appliance_settings.load()
     mailer = Mailer(appliance_settings, reactor, threads, destinations)

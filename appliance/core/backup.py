@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import io
 import os
-import sqlite3
 import tarfile
 import tempfile
 import time
@@ -15,6 +14,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..store import db
 from ..store.db import SCHEMA_VERSION
 from .branding import LOGO_FILE
 from .datadir import HOST_KEY_TYPES, DataDir
@@ -45,13 +45,7 @@ def backup(data_dir: DataDir, target: Path) -> list[str]:
     target = Path(target)
     with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
         copy = Path(scratch) / DATABASE
-        source = sqlite3.connect(data_dir.database, timeout=30)
-        destination = sqlite3.connect(copy)
-        try:
-            source.backup(destination)
-        finally:
-            destination.close()
-            source.close()
+        db.copy_online(data_dir.database, copy)
         # a new private file beside the target, renamed over it once complete: an existing
         # file keeps neither its mode (0644 would show the keys) nor half of its old content
         partial = target.with_name(f".{target.name}.partial")
@@ -103,7 +97,7 @@ def _verify(archive_path: Path, data_dir: DataDir, names: list[str]) -> None:
         with tempfile.TemporaryDirectory(dir=archive_path.parent) as scratch:
             copy = Path(scratch) / DATABASE
             copy.write_bytes(contents[DATABASE])
-            check, _version = _database_check(copy)
+            check, _version = db.integrity(copy)
             if check != "ok":
                 problem = f"its database fails its integrity check ({check})"
     if problem is not None:
@@ -142,7 +136,7 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
     with tempfile.TemporaryDirectory(dir=data_dir.path) as scratch:
         candidate = Path(scratch) / DATABASE
         candidate.write_bytes(contents[DATABASE])
-        check, version = _database_check(candidate)
+        check, version = db.integrity(candidate)
         if version is None:
             raise ConfigError(f"{archive_path}: the database in it is damaged ({check})")
         if check != "ok":
@@ -160,18 +154,6 @@ def restore(archive_path: Path, data_dir: DataDir, force: bool = False) -> None:
         os.chmod(candidate, 0o600)
         os.replace(candidate, data_dir.database)
     data_dir.files.mkdir(mode=0o750, exist_ok=True)
-
-
-def _database_check(path: Path) -> tuple[str, int | None]:
-    """(PRAGMA integrity_check's answer, the schema version) of a database file; a file
-    SQLite cannot read at all: (why, None)."""
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as e:
-        return str(e), None
-    finally:
-        conn.close()
 
 
 def _is_logo(name: str) -> bool:

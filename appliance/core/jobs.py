@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from twisted.internet import task
 from twisted.logger import Logger
 
+from ..deferreds import spawn
 from ..models import LogEntry, to_iso
 from ..store import Store
 from ..store import jobs as job_queries
-from ..threads import spawn
 from .audit import AuditLog, clean
 
 log = Logger()

@@ -22,6 +22,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from ..config import MailSettings
+from ..deferreds import spawn
 from ..errors import AlreadyExists, ApplianceError, NotFound, Unavailable
 from ..mail import parsing
 from ..mail.imap import ImapConnection
@@ -29,7 +30,7 @@ from ..models import Mailbox, Profile, to_iso
 from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
-from ..threads import Threads, spawn
+from ..threads import Threads
 from .access import AccessPolicy, Account
 from .datadir import SecretBox
 from .files import FileSession, FilesService

@@ -25,9 +25,9 @@ from collections import defaultdict
 from twisted.internet import task
 from twisted.logger import Logger
 
+from ..deferreds import spawn
 from ..models import LogEntry, Organisation, Profile
 from ..store import Store
-from ..threads import spawn
 from . import access
 from .access import AccessPolicy
 from .audit import PROTOCOL_NAMES, clean

@@ -18,11 +18,12 @@ from datetime import UTC, datetime
 from twisted.internet import defer, task
 from twisted.python.failure import Failure
 
+from ..deferreds import spawn
 from ..models import Source, to_iso
 from ..storage.local.tree import folder_usage
 from ..store import Store, queries
 from ..store import operator as operator_queries
-from ..threads import Threads, spawn
+from ..threads import Threads
 from .files import FilesService
 
 REFRESH = 600.0  # seconds between two measurements of every organisation

@@ -20,7 +20,7 @@ from twisted.cred.portal import IRealm, Portal
 from twisted.internet import defer
 from zope.interface import implementer
 
-from ..threads import as_deferred
+from ..deferreds import as_deferred
 
 
 def text(value: str | bytes) -> str:

@@ -25,9 +25,9 @@ from twisted.logger import Logger
 from twisted.mail import smtp
 
 from ..config import SmtpSettings
+from ..deferreds import spawn
 from ..netcheck import Destinations
 from ..text import control_characters
-from ..threads import spawn
 
 log = Logger()
 

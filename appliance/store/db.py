@@ -112,3 +112,27 @@ def backup_before_upgrade(conn: sqlite3.Connection, path: Path, version: int) ->
         partial.unlink(missing_ok=True)
         raise ConfigError(f"{path}: cannot back up the database before upgrading it: {e}") from None
     return target
+
+
+def copy_online(path: Path, target: Path) -> None:
+    """A consistent copy of the database at `path` in `target` (SQLite's online backup:
+    safe while the daemon serves it)."""
+    source = sqlite3.connect(path, timeout=30)
+    destination = sqlite3.connect(target)
+    try:
+        source.backup(destination)
+    finally:
+        destination.close()
+        source.close()
+
+
+def integrity(path: Path) -> tuple[str, int | None]:
+    """(PRAGMA integrity_check's answer, the schema version) of a database file; a file
+    SQLite cannot read at all: (why, None)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        return str(e), None
+    finally:
+        conn.close()

@@ -7,6 +7,7 @@ import pytest
 from appliance import config
 from appliance.core import Core, build_core
 from appliance.core.auth import Account
+from appliance.service import storage_backends
 from appliance.store import queries
 
 from ..helpers import seed_keys
@@ -19,7 +20,7 @@ def core(tmp_path) -> Core:
     settings = config.load(None, {})
     settings.server.data_dir = str(seed_keys(tmp_path / "data"))
     settings.security.bcrypt_rounds = 4
-    built = build_core(settings, reactor)
+    built = build_core(settings, reactor, storage_backends)
     yield built
     built.threads.stop()
     built.store.close()

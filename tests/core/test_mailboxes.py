@@ -14,6 +14,7 @@ import pytest_twisted
 from appliance import config
 from appliance.core import build_core
 from appliance.core.files import TEMP_PREFIX
+from appliance.service import storage_backends
 from appliance.store import mailboxes as mailbox_queries
 from appliance.store import queries
 
@@ -40,7 +41,7 @@ def core(tmp_path):
     settings.security.bcrypt_rounds = 4
     settings.mail.allow_loopback = True
     settings.mail.max_message_bytes = 2_000_000
-    built = build_core(settings, reactor)
+    built = build_core(settings, reactor, storage_backends)
     yield built
     built.threads.stop()
     built.store.close()

@@ -16,6 +16,7 @@ from appliance import config
 from appliance.core import build_core
 from appliance.errors import Invalid
 from appliance.netcheck import Destinations
+from appliance.service import storage_backends
 from appliance.storage.s3.client import Bucket, S3Problem
 from appliance.storage.s3.credentials import token_request
 from appliance.storage.sftp.client import Remote
@@ -85,7 +86,7 @@ def core(tmp_path, resolver):
     settings = config.load(None, {})
     settings.server.data_dir = str(seed_keys(tmp_path / "data"))
     settings.security.bcrypt_rounds = 4
-    built = build_core(settings, reactor, destinations=Destinations(resolver))
+    built = build_core(settings, reactor, storage_backends, destinations=Destinations(resolver))
     yield built
     built.threads.stop()
     built.store.close()

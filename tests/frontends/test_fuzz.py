@@ -44,6 +44,7 @@ from appliance import config
 from appliance.core import build_core
 from appliance.core.files import TEMP_PREFIX
 from appliance.core.throttle import LoginThrottle
+from appliance.service import storage_backends
 
 from ..core.conftest import make_account
 
@@ -138,7 +139,7 @@ def world(tmp_path_factory):
     settings_ = config.load(None, {})
     settings_.server.data_dir = str(base / "data")
     settings_.security.bcrypt_rounds = 4
-    core = build_core(settings_, reactor)
+    core = build_core(settings_, reactor, storage_backends)
     outside = base / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_bytes(OUTSIDE_SECRET)

@@ -57,6 +57,7 @@ from twisted.internet import task
 from twisted.internet.defer import DeferredLock
 from twisted.logger import Logger
 
+from ...deferreds import spawn
 from ...errors import (
     AlreadyExists,
     ApplianceError,
@@ -74,7 +75,7 @@ from ...storage.paths import RESUMABLE_PREFIX, split_path
 from ...store import Store, queries
 from ...store import uploads as upload_queries
 from ...store.uploads import UploadRow
-from ...threads import Threads, spawn
+from ...threads import Threads
 from ..audit import AuditLog
 from ..auth import Account
 from .service import FilesService

@@ -17,11 +17,8 @@ from twisted.logger import Logger
 from ...errors import AlreadyExists, ApplianceError, Invalid, NotFound, PermissionDenied, Unavailable, Unsupported
 from ...models import Source
 from ...storage.interface import Backend, Download, SpaceInfo, Upload
-from ...storage.local.backend import LocalSources
 from ...storage.paths import Entry, nfc, split_path, virtual
 from ...storage.registry import Backends
-from ...storage.s3.backend import S3Homes
-from ...storage.sftp.backend import SftpHomes
 from ...threads import Threads
 from ..audit import PROTOCOL_NAMES, AuditLog, clean
 from ..auth import Account
@@ -36,20 +33,16 @@ Writer = Upload  # what open_write returns
 
 
 class FilesService:
-    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path, remote=None, s3=None):
+    def __init__(self, threads: Threads, audit: AuditLog, quotas: QuotaTracker, data_dir: Path, backends: Backends):
         self._threads = threads
-        self.remote = remote  # storage.sftp RemoteSources: the pools of remote SFTP sources (None: not available)
-        self.s3 = s3  # storage.s3 S3Sources: the clients of S3 sources (None: not available)
+        self.backends = backends  # the storage registry the composition root chose (service.py)
+        self.local = backends.local
+        # the pools of remote SFTP sources and the clients of S3 sources (None: not available)
+        self.remote = backends.sftp.sources if backends.sftp is not None else None
+        self.s3 = backends.s3.sources if backends.s3 is not None else None
         self._audit = audit
         self._quotas = quotas
         self._data_dir = Path(data_dir)
-        self.local = LocalSources(threads, data_dir)
-        kinds = {"local": self.local}
-        if remote is not None:
-            kinds["sftp"] = SftpHomes(remote)
-        if s3 is not None:
-            kinds["s3"] = S3Homes(s3, threads)
-        self.backends = Backends(kinds)
         self.uploads: set[Upload] = set()  # in progress, for draining at shutdown
         self.read_ahead = self.local.read_ahead  # shared by every open local download
 

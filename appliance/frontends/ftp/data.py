@@ -27,8 +27,8 @@ from twisted.internet.interfaces import IConnector, IListeningPort
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
+from ...deferreds import spawn
 from ...errors import ClientGone
-from ...threads import spawn
 from ..tcp_state import peer_has_closed
 from .errors import BadArgument, DataConnectionFailed, DataConnectionRefused, TransferAborted, ftp_reply
 from .transfer import (

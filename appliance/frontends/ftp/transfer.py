@@ -23,7 +23,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from ...core.files import Reader, SocketError, Writer
-from ...threads import as_deferred
+from ...deferreds import as_deferred
 from .errors import DataConnectionFailed, DataConnectionRefused
 from .twisted_private import HoldingTLS
 

@@ -19,6 +19,7 @@ from werkzeug.routing import IntegerConverter
 
 from ...core.access import Account
 from ...core.sessions import TokenInvalid, TokenRefused
+from ...deferreds import spawn
 from ...errors import (
     AlreadyExists,
     ApplianceError,
@@ -32,7 +33,6 @@ from ...errors import (
     RateLimited,
     Unavailable,
 )
-from ...threads import spawn
 from .openapi import MAX_PAGE, MAX_PAGE_SIZE, SQLITE_MAX
 from .schema import DeclaredKlein, checked_body
 from .twisted_private import client_gone

@@ -39,8 +39,8 @@ from twisted.logger import Logger
 from werkzeug.exceptions import HTTPException
 
 from ...core.files.resumable import OffsetMismatch, SendFailed, TooLarge, UploadState
+from ...deferreds import spawn
 from ...errors import ApplianceError, Invalid
-from ...threads import spawn
 from .api import Resource, authenticate, client_address, error_reply, reply
 
 log = Logger()

@@ -1,6 +1,7 @@
 """The SFTP front end: twisted.conch over the core.
 
-`sftp_factory(core)` is what the composition root listens with. The pieces:
+`sftp_factory(core)` is what the composition root listens with, `core` the four
+things SFTP uses of the core (SftpCore). The pieces:
 this module (transport: admission through core.signin, algorithms, limits,
 login grace; user-auth service: the client's address and ticket, refusal messages
 as banners), login.py (the avatar over the shared cred adapter, the session that
@@ -16,6 +17,8 @@ twisted_private.py (the one place that uses Conch's private names).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from twisted.conch.error import IgnoreAuthentication
 from twisted.conch.ssh import factory, keys
@@ -25,7 +28,9 @@ from twisted.cred.error import UnauthorizedLogin
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from ...config import Settings
 from ...core.auth import ATTEMPTS_PER_CONNECTION, INVALID_CREDENTIALS, TOO_MANY_ATTEMPTS
+from ...core.signin import SignIn
 from ...errors import ApplianceError, AuthenticationFailed, PermissionDenied, Unavailable
 from .login import SftpSession, SftpUser, sftp_portal
 from .server import SftpProtocol
@@ -33,6 +38,17 @@ from .transport import LEGACY_CIPHERS, LEGACY_MACS, MODERN_CIPHERS, MODERN_MACS,
 from .twisted_private import UserAuthServer
 
 log = Logger()
+
+
+@dataclass(frozen=True)
+class SftpCore:
+    """What the SFTP front end uses of the core, handed in by the composition root."""
+
+    settings: Settings  # [sftp]: login grace, handles, legacy ciphers
+    reactor: object  # the clock of grace periods and pacing
+    signin: SignIn  # admission as a connection arrives, then every sign-in
+    host_keys: Callable[[], dict[str, bytes]]  # the SSH host keys offered, by kind
+
 
 MSG_USERAUTH_BANNER = 53
 # Only modern algorithms (no SHA-1, 3DES, MD5, DSS, CBC; no compression).
@@ -249,7 +265,7 @@ class ApplianceSSHFactory(factory.SSHFactory):
     noisy = False
     lingering = 0  # refused connections waiting for their client to read why
 
-    def __init__(self, core):
+    def __init__(self, core: SftpCore):
         self.core = core
         self.portal = sftp_portal(core)
         self.privateKeys = {}
@@ -289,5 +305,5 @@ LIBRARY_LOG_NAMESPACES = tuple(
 )
 
 
-def sftp_factory(core) -> ApplianceSSHFactory:
+def sftp_factory(core: SftpCore) -> ApplianceSSHFactory:
     return ApplianceSSHFactory(core)

@@ -33,8 +33,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from ...core.files import Entry, FileSession, Reader, Writer
+from ...deferreds import spawn
 from ...errors import ApplianceError, Invalid, NotFound
-from ...threads import spawn
 
 log = Logger()
 

@@ -53,7 +53,7 @@ from zope.interface import implementer
 from ...core.audit import ROWS_BEHIND
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...core.files.own import upload_mode
-from ...threads import as_deferred
+from ...deferreds import as_deferred
 from .errors import sftp_error
 from .twisted_private import FileTransferServerBase
 

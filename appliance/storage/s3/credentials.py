@@ -35,9 +35,9 @@ from typing import Protocol
 from twisted.logger import Logger
 
 from ... import netcheck
+from ...deferreds import spawn
 from ...errors import Invalid, Unavailable
 from ...models import to_iso
-from ...threads import spawn
 
 log = Logger()
 
