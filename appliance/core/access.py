@@ -2,7 +2,8 @@
 
 Every entry point asks it: a sign-in (SFTP, FTP, web), a web session's request, an
 API token's, a share link's visit, the re-check of an open SFTP/FTP session, a
-mailbox's collection (the organisation half). The answer is None or a Refusal: a
+mailbox's collection (the organisation half; the run acts as its own principal,
+MailboxPrincipal, with MAILBOX_RIGHTS). The answer is None or a Refusal: a
 stable code (what the console switches on) and the one message a person sees.
 Front ends only map the refusal to their protocol (HTTP status, FTP reply, SSH
 banner or DISCONNECT).
@@ -13,9 +14,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import ClassVar
 
-from ..errors import AuthenticationFailed
-from ..models import Organisation, Profile, Source, from_iso
+from ..errors import AuthenticationFailed, Unavailable
+from ..models import Mailbox, Organisation, Profile, Source, from_iso
 from ..store import Store, queries
 from .addresses import in_networks, networks
 
@@ -83,12 +85,40 @@ class AccessRefused(AuthenticationFailed):
         self.refusal = refusal
 
 
+# What a mailbox's run may do in its source: make the target folders, write new files,
+# and take back those of a message it could not finish. It never lists, reads,
+# overwrites or renames anything.
+MAILBOX_RIGHTS = ("mkdir", "upload", "delete")
+NO_TARGET_SOURCE = "This mailbox has no target source; choose one in its settings."
+
+
+@dataclass(frozen=True)
+class MailboxPrincipal:
+    """Who acts in a mailbox's run: the mailbox itself, not a profile (no password, no
+    sign-in, no quota), with MAILBOX_RIGHTS over its whole source. It answers what the
+    files service and the audit log ask of whoever acts (an Account's `profile`)."""
+
+    mailbox_id: int
+    org_id: int
+    name: str
+    permissions: ClassVar[tuple[str, ...]] = MAILBOX_RIGHTS
+    home: ClassVar[str] = "/"  # the source's root: the target folder is a path in it
+    id: ClassVar[None] = None  # no profile: its audit rows name none
+    quota_bytes: ClassVar[None] = None
+    quota_files: ClassVar[None] = None
+
+    @property
+    def username(self) -> str:
+        """Its name in the audit log."""
+        return f"mailbox:{self.name}"
+
+
 @dataclass(frozen=True)
 class Account:
-    """A signed-in profile with its organisation and source (and its web session's id,
-    when it came from one: what a sign-out ends)."""
+    """Who acts, with its organisation and source: a signed-in profile (and its web
+    session's id, when it came from one: what a sign-out ends), or a mailbox's run."""
 
-    profile: Profile
+    profile: Profile | MailboxPrincipal
     organisation: Organisation
     source: Source | None
     session_id: str | None = None
@@ -177,6 +207,17 @@ class AccessPolicy:
         if profile.source_id is not None:
             source = await self._store.run(queries.get_source, profile.org_id, profile.source_id)
         return Account(profile, organisation, source)
+
+    async def mailbox(self, mailbox: Mailbox) -> Account:
+        """The account a mailbox's run acts as: the mailbox's own principal, in its
+        organisation, on its target source (Unavailable when it has none)."""
+        source = None
+        if mailbox.source_id is not None:
+            source = await self._store.run(queries.get_source, mailbox.org_id, mailbox.source_id)
+        if source is None:
+            raise Unavailable(NO_TARGET_SOURCE)
+        organisation = await self._store.run(queries.get_organisation, mailbox.org_id)
+        return Account(MailboxPrincipal(mailbox.id, mailbox.org_id, mailbox.name), organisation, source)
 
     async def load(self, profile_id: int, org_id: int | None = None) -> Account | None:
         """The account of a profile (of organisation `org_id`, when given), or None if gone."""

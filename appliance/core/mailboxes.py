@@ -26,12 +26,12 @@ from ..deferreds import spawn
 from ..errors import AlreadyExists, ApplianceError, NotFound, Unavailable
 from ..mail import parsing
 from ..mail.imap import ImapConnection
-from ..models import Mailbox, Profile, to_iso
+from ..models import Mailbox, to_iso
 from ..netcheck import Destinations
 from ..store import Store, queries
 from ..store import mailboxes as mailbox_queries
 from ..threads import Threads
-from .access import AccessPolicy, Account
+from .access import AccessPolicy
 from .datadir import SecretBox
 from .files import FileSession, FilesService
 from .validation import control_characters
@@ -356,28 +356,9 @@ class MailboxService:
             await connection.mark_seen(uid)
 
     async def _session(self, mailbox: Mailbox) -> FileSession:
-        """The files of the mailbox's source, written as the mailbox itself."""
-        organisation = await self._store.run(queries.get_organisation, mailbox.org_id)
-        source = None
-        if mailbox.source_id is not None:
-            source = await self._store.run(queries.get_source, mailbox.org_id, mailbox.source_id)
-        if source is None:
-            raise Unavailable("This mailbox has no target source; choose one in its settings.")
-        profile = Profile(
-            id=None,
-            org_id=mailbox.org_id,
-            username=f"mailbox:{mailbox.name}",
-            email="",
-            password_hash="",
-            is_admin=False,
-            is_superuser=False,
-            active=True,
-            source_id=source.id,
-            home="/",
-            permissions=("list", "upload", "mkdir", "delete"),
-            protocols=("mail",),
-        )
-        return await self._files.session(Account(profile, organisation, source), "mail", mailbox.host)
+        """The files of the mailbox's source, written as the mailbox itself: its own
+        principal, with only what filing needs (core.access.MailboxPrincipal)."""
+        return await self._files.session(await self._policy.mailbox(mailbox), "mail", mailbox.host)
 
     def _now_iso(self) -> str:
         return to_iso(datetime.fromtimestamp(self._reactor.seconds(), UTC))
