@@ -22,11 +22,26 @@ def pytest_runtest_setup(item):
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory) -> Daemon:
-    """One running daemon for a test module; tests make their own profiles."""
-    d = make_daemon(tmp_path_factory.mktemp("daemon"))
-    yield d
-    d.stop()
+def daemon_factory(tmp_path_factory):
+    """Starts daemons for a test module: `daemon_factory(https=True, smtp__port=port)` takes
+    helpers.daemon_with's arguments; each daemon is stopped when the module's tests are done."""
+    started: list[Daemon] = []
+
+    def start(**settings) -> Daemon:
+        started.append(daemon_with(tmp_path_factory, **settings))
+        return started[-1]
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+@pytest.fixture(scope="module")
+def daemon(request, daemon_factory) -> Daemon:
+    """One running daemon for a test module; tests make their own profiles. Its settings are
+    the module's `daemon_with` marker's: `pytestmark = pytest.mark.daemon_with(https=True)`."""
+    marker = request.node.get_closest_marker("daemon_with")
+    return daemon_factory(**(marker.kwargs if marker else {}))
 
 
 @pytest.fixture
@@ -46,8 +61,6 @@ def smtp() -> SmtpServer:
 
 
 @pytest.fixture(scope="module")
-def mail_daemon(tmp_path_factory, smtp) -> Daemon:
+def mail_daemon(daemon_factory, smtp) -> Daemon:
     """The module's daemon mailing through `smtp`, from portal@acme.example."""
-    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=smtp.port, smtp__sender="portal@acme.example")
-    yield d
-    d.stop()
+    return daemon_factory(smtp__host="127.0.0.1", smtp__port=smtp.port, smtp__sender="portal@acme.example")

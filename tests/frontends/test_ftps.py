@@ -39,15 +39,11 @@ LFTP_FTPS = (
 )
 LFTP_PLAIN = "set ftp:ssl-allow no; set net:max-retries 1; set ftp:passive-mode on; "
 
-pytestmark = pytest.mark.requires("curl", "lftp", "openssl")
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    """A daemon with an HTTPS listener too, and plain HTTP not redirected (the web checks)."""
-    d = daemon_with(tmp_path_factory, https=True, tls__redirect_http=False)
-    yield d
-    d.stop()
+pytestmark = [
+    pytest.mark.requires("curl", "lftp", "openssl"),
+    # an HTTPS listener too, and plain HTTP not redirected (the web checks)
+    pytest.mark.daemon_with(https=True, tls__redirect_http=False),
+]
 
 
 _made: set[str] = set()

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD
 from .sftp_client import sftp
 
 OPERATOR_ONLY = "Only the operator can change the operator's profile."
@@ -16,16 +16,14 @@ PASSWORD = "user-password-1"
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
+def daemon(daemon):
     """Acme (the operator's organisation: 'admin' is the operator, 'deputy' a plain
     admin, 'plain' a user) and Beta (its own admin)."""
-    d = make_daemon(tmp_path_factory.mktemp("authority"))
-    d.add_profile("deputy", is_admin=True)
-    d.add_profile("plain")
-    beta = d.add_organisation("Beta")
-    d.add_profile("beta-admin", org_id=beta, is_admin=True)
-    yield d
-    d.stop()
+    daemon.add_profile("deputy", is_admin=True)
+    daemon.add_profile("plain")
+    beta = daemon.add_organisation("Beta")
+    daemon.add_profile("beta-admin", org_id=beta, is_admin=True)
+    return daemon
 
 
 def profile_id(daemon, username: str) -> int:

@@ -15,7 +15,7 @@ import jsonschema_rs
 import pytest
 
 from ..api_client import MULTIPART, Api, multipart, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, wait_for
+from ..helpers import ADMIN_PASSWORD, free_port, wait_for
 
 
 def test_every_documented_operation_exists_and_every_route_is_documented(daemon):
@@ -141,13 +141,9 @@ def test_resource_bodies_are_the_cores_declarations():
 JSON = "application/json"
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    """A daemon whose mail goes to a closed local port (invitations and the test mail fail at once)
-    and whose mailboxes may poll this host (where nothing answers)."""
-    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port(), mail__allow_loopback=True)
-    yield d
-    d.stop()
+# the daemon's mail goes to a closed local port (invitations and the test mail fail at once)
+# and its mailboxes may poll this host (where nothing answers)
+pytestmark = pytest.mark.daemon_with(smtp__host="127.0.0.1", smtp__port=free_port(), mail__allow_loopback=True)
 
 
 def _objects(schema, where: str):

@@ -30,7 +30,7 @@ import schemathesis
 from schemathesis.engine import Status, events, from_schema
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port
+from ..helpers import ADMIN_PASSWORD, free_port
 
 # no server error; every reply as the document declares it (a documented status, its media type, its
 # body's schema: replies.py); every request the document's schemas refuse refused
@@ -55,13 +55,6 @@ class Caller:
     org_id: int
     spare_profile_id: int
     spare_org_id: int
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    d = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port())
-    yield d
-    d.stop()
 
 
 @pytest.fixture(scope="module")
@@ -194,9 +187,12 @@ def run(daemon, caller: Caller, register) -> Counter:
     return answered
 
 
-# hypothesis warns when a generated case (a long text, a big upload) makes a long repr;
-# as an error (pyproject's filterwarnings) schemathesis would report it as the operation's failure
-pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
+pytestmark = [
+    # hypothesis warns when a generated case (a long text, a big upload) makes a long repr;
+    # as an error (pyproject's filterwarnings) schemathesis would report it as the operation's failure
+    pytest.mark.filterwarnings("ignore:Generating overly large repr"),
+    pytest.mark.daemon_with(smtp__host="127.0.0.1", smtp__port=free_port()),  # mail fails at once
+]
 
 
 def test_no_operation_answers_a_server_error_to_an_organisation_admin(daemon, callers, hooks):

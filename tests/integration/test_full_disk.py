@@ -18,17 +18,10 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp
-from ..helpers import ADMIN_PASSWORD, make_daemon, wait_for
+from ..helpers import ADMIN_PASSWORD, wait_for
 
 PASSWORD = "user-password-1"
 BIG = 3 * 1024 * 1024  # three times the disk
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    d = make_daemon(tmp_path_factory.mktemp("full-disk"))
-    yield d
-    d.stop()
 
 
 @pytest.fixture(scope="module")

@@ -29,21 +29,23 @@ import pytest
 from ..api_client import MULTIPART, Api, multipart, signed_in
 from ..frontends.ftp_raw import RawFTP, read_all
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp
-from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, now_iso, wait_for
+from ..helpers import ADMIN_PASSWORD, file_sizes, now_iso, wait_for
 
 PASSWORD = "user-password-1"
 SECRET = b"the neighbour's secret"
 
 
+pytestmark = pytest.mark.daemon_with(mail__allow_loopback=True)  # a mailbox of organisation A to aim at
+
+
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    d = daemon_with(tmp_path_factory, mail__allow_loopback=True)  # a mailbox of organisation A to aim at
-    outside = d.data_dir.parent / "outside"
+def daemon(daemon):
+    """The module's daemon, with a folder outside its data dir holding a secret (`daemon.outside`)."""
+    outside = daemon.data_dir.parent / "outside"
     outside.mkdir(exist_ok=True)
     (outside / "secret.txt").write_bytes(SECRET)
-    d.outside = outside
-    yield d
-    d.stop()
+    daemon.outside = outside
+    return daemon
 
 
 def profile(daemon, name: str, **changes) -> Path:

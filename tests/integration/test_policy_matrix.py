@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, insecure_tls, make_daemon, now_iso, wait_for
+from ..helpers import ADMIN_PASSWORD, insecure_tls, now_iso, wait_for
 
 PASSWORD = "matrix-password-1"
 ALLOWED = "allowed"
@@ -87,13 +87,6 @@ def expected(principal: str, refusal: str) -> str:
     if principal in ("ftp", "web_sign_in"):
         return PLAIN_FTP_FAILED if protocol == "ftp" else PLAIN_WEB_FAILED
     return FTP_TLS if protocol == "ftp" else WEB_TLS
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    d = make_daemon(tmp_path_factory.mktemp("policy-matrix"))
-    yield d
-    d.stop()
 
 
 @pytest.fixture(scope="module")

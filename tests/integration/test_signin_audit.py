@@ -14,17 +14,10 @@ import paramiko
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, make_daemon
+from ..helpers import ADMIN_PASSWORD
 
 PASSWORD = "audited-password-1"
 NO_SOURCE = "No source is assigned to your account. Ask your administrator to assign one."
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory):
-    d = make_daemon(tmp_path_factory.mktemp("signin-audit"))
-    yield d
-    d.stop()
 
 
 def sourceless(daemon, username: str) -> Api:
