@@ -8,7 +8,8 @@ import hashlib
 import re
 from datetime import UTC, date, datetime, timedelta
 
-from twisted.conch.ssh import keys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..errors import Invalid
 from ..models import to_iso
@@ -68,8 +69,10 @@ class Dashboard:
         self._clock = clock
         self.host_keys = []
         for data in host_keys.values():
-            key = keys.Key.fromString(data).public()
-            self.host_keys.append({"type": key.sshType().decode(), "fingerprint": fingerprint(key.blob())})
+            # the public half only, from a key DataDir.host_keys has read (no second check of RSA primes)
+            key = serialization.load_ssh_private_key(data, None, unsafe_skip_rsa_key_validation=True)
+            kind, blob = key.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).split()[:2]
+            self.host_keys.append({"type": kind.decode(), "fingerprint": fingerprint(base64.b64decode(blob))})
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock.seconds(), UTC)
