@@ -469,13 +469,15 @@ def download(ftp, name: str, data: bytes) -> None:
     assert code == 226 and f"{len(data)} bytes" in text
 
 
-@pytest.mark.parametrize("then", ["DELE audited.bin", "RNFR audited.bin", "STOR other.bin", "QUIT"])
-def test_a_download_is_answered_before_its_audit_row_and_only_questions_and_downloads_go_ahead(daemon, user, ftp, then):
+@pytest.mark.parametrize("then", ["DELE audited.bin", "MKD made", "STOR other.bin", "QUIT"])
+def test_a_download_is_answered_before_its_audit_row_and_later_rows_and_the_goodbye_wait_for_it(
+    daemon, user, ftp, then
+):
     """226 goes out once the client has every byte; the audit row is written after it.
     Meanwhile the client may set up its next transfer (EPSV, TYPE, REST), ask what
     changes nothing (SIZE, MDTM, a listing: lftp's `mget` asks SIZE and MDTM before each
-    RETR) and download again; anything else (a change, an upload, QUIT) is answered
-    only once the rows are there, in order."""
+    RETR) and download again; a change or an upload is answered only once its own row
+    is in the log, after the downloads' rows, and QUIT once the downloads' rows are."""
     home = daemon.home(user)
     data = os.urandom(3 << 20)
     (home / "audited.bin").write_bytes(data)
@@ -498,18 +500,18 @@ def test_a_download_is_answered_before_its_audit_row_and_only_questions_and_down
         assert ftp.cmd("NOOP")[0] == 200
         if then.startswith("STOR"):
             upload_conn = ftp.data(ftp.epsv())
-        ftp.send(then)
+            assert ftp.cmd(then)[0] == 150
+            upload_conn.sendall(b"uploaded after the rows")
+            upload_conn.close()
+        else:
+            ftp.send(then)
         assert no_answer(ftp)  # no answer while the audit rows cannot be written
         assert len(daemon.logs("download")) == before
     code, _ = ftp.reply()
-    assert code == {"DELE": 250, "RNFR": 350, "STOR": 150, "QUIT": 221}[then.split()[0]]
-    if then.startswith("STOR"):
-        upload_conn.sendall(b"uploaded after the rows")
-        upload_conn.close()
-        assert ftp.reply()[0] == 226
+    assert code == {"DELE": 250, "MKD": 257, "STOR": 226, "QUIT": 221}[then.split()[0]]
     rows = daemon.logs("download")[before:]
     assert [(r["path"], r["bytes"]) for r in rows] == [("/audited.bin", len(data))] * 2
-    later = {"DELE": "delete", "STOR": "upload"}.get(then.split()[0])
+    later = {"DELE": "delete", "MKD": "mkdir", "STOR": "upload"}.get(then.split()[0])
     if later:
         assert daemon.logs(later)[-1]["id"] > rows[-1]["id"]
 
@@ -531,7 +533,7 @@ def test_downloads_go_ahead_of_at_most_rows_behind_audit_rows(daemon, user, ftp)
     assert ftp.reply()[0] == 150
     assert read_all(conn) == data
     assert ftp.reply()[0] == 226
-    assert ftp.cmd("RNFR many.bin")[0] == 350  # a change's first step: after every row, the last one's too
+    assert ftp.cmd("MKD after-the-rows")[0] == 257  # a change's row: after every download's, the last one's too
     assert len(daemon.logs("download")) == before + ROWS_BEHIND + 1
 
 

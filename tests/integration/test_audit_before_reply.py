@@ -207,3 +207,55 @@ def _multipart(name: str, data: bytes) -> bytes:
         b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode() + b'"\r\n'
         b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--XyZ--\r\n"
     )
+
+
+def test_an_scp_download_goes_on_before_its_rows_and_the_exit_waits_for_them(daemon):
+    """Legacy scp's downloads are the connection's session's too: the next file is sent
+    while the first one's row cannot be written, and the exit status (what OpenSSH's
+    scp waits for) comes only once both rows are in the log."""
+    daemon.add_profile("held-scp")
+    home = daemon.home("held-scp")
+    home.mkdir(parents=True, exist_ok=True)
+    files = {"a.bin": os.urandom(3000), "b.bin": os.urandom(4000)}
+    for name, data in files.items():
+        (home / name).write_bytes(data)
+    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
+    transport = paramiko.Transport(sock)
+    try:
+        transport.connect(username="held-scp", password=PASSWORD)
+        channel = transport.open_session(timeout=TIMEOUT)
+        channel.settimeout(TIMEOUT)
+        with database_write_lock(daemon):
+            channel.exec_command("scp -f a.bin b.bin")
+            channel.sendall(b"\0")  # ready
+            for name, data in files.items():
+                assert _line(channel) == b"C0644 %d %s\n" % (len(data), name.encode())
+                channel.sendall(b"\0")
+                assert _exactly(channel, len(data) + 1) == data + b"\0"
+                channel.sendall(b"\0")
+            channel.shutdown_write()
+            with pytest.raises(socket.timeout):
+                channel.settimeout(0.5)
+                channel.recv(1)  # no exit status, no close: the rows cannot be written
+            assert downloads_of(daemon, "held-scp") == []
+        wait_for(channel.exit_status_ready)
+        assert channel.recv_exit_status() == 0
+        assert sorted(downloads_of(daemon, "held-scp")) == [(f"/{name}", len(data)) for name, data in files.items()]
+    finally:
+        transport.close()
+
+
+def _line(channel) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        line += _exactly(channel, 1)
+    return line
+
+
+def _exactly(channel, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = channel.recv(size - len(data))
+        assert chunk, f"the channel closed after {data!r}"
+        data += chunk
+    return data

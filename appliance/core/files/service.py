@@ -20,13 +20,18 @@ from ...storage.interface import Backend, Download, SpaceInfo, Upload
 from ...storage.paths import Entry, nfc, split_path, virtual
 from ...storage.registry import Backends
 from ...threads import Threads
-from ..audit import PROTOCOL_NAMES, AuditLog, clean
+from ..audit import PROTOCOL_NAMES, ROWS_BEHIND, AuditLog, clean
 from ..auth import Account
 from .batches import EntryBatches
 from .own import OwnUploads
 from .quota import Limits, QuotaTracker
 
 log = Logger()
+
+# The protocols whose connection keeps one session until the client ends it (FTP's QUIT,
+# an SSH channel's exit: see FileSession.end): a download's audit row is written after
+# its reply (FTP's 226, SFTP's CLOSE), while the client goes on with its next requests.
+ROWS_TRAIL = frozenset(("ftp", "sftp"))
 
 Reader = Download  # what open_read returns (a backend's download, or an upload read back)
 Writer = Upload  # what open_write returns
@@ -132,9 +137,8 @@ class FileSession:
         self.share = share  # transfers are logged as an anonymous visitor's through this share
         self._read_only = account.source.read_only if account.source else True
         self.own = OwnUploads()  # this session's uploads in progress, which it alone sees
-        # Set by a front end that answers a download before its audit row and calls
-        # `write_rows_now` when something waits for the rows: they may linger (core/audit.py).
-        self.download_rows_linger = False
+        self._rows_trail = protocol in ROWS_TRAIL
+        self._rows_behind: set[defer.Deferred] = set()  # finished downloads' rows being written
 
     @property
     def remote(self) -> bool:
@@ -189,10 +193,14 @@ class FileSession:
         return PROTOCOL_NAMES.get(self.protocol, self.protocol)
 
     def _download_logger(self, path: str):
-        """What a reader calls when it closes: one audit row for the download of `path`."""
+        """What a reader calls when it closes: one audit row for the download of `path`.
+        In a session whose rows trail (ROWS_TRAIL) the close returns at once and the row
+        is written behind the client's next requests, lingering for others to go with it
+        (core/audit.py LINGER): rows are committed in the order recorded, so a later
+        change's row still comes after it."""
 
         async def finished(sent: int, size: int) -> None:
-            await self._audit.transfer(
+            row = self._audit.transfer(
                 self.account,
                 self.protocol,
                 self.address,
@@ -201,15 +209,37 @@ class FileSession:
                 sent,
                 self.share,
                 of=size,
-                linger=self.download_rows_linger,
+                linger=self._rows_trail,
             )
+            if not self._rows_trail:
+                await row
+                return
+            written = defer.Deferred.fromCoroutine(row)
+            if not written.called:
+                self._rows_behind.add(written)
+                written.addBoth(self._row_written, written)
+            written.addErrback(lambda f: log.failure("writing the audit row of a download of {path}", f, path=path))
 
         return finished
 
-    def write_rows_now(self) -> None:
-        """Something waits for the audit rows recorded so far (a change after downloads,
-        the session's end): write the lingering ones now (AuditLog.write_now)."""
+    def _row_written(self, result, written: defer.Deferred):
+        self._rows_behind.discard(written)
+        return result
+
+    def _rows_written(self) -> defer.Deferred | None:
+        """A Deferred that fires once the download rows recorded so far are in the log
+        (written now, without lingering); None when none is being written."""
+        if not self._rows_behind:
+            return None
         self._audit.write_now()
+        return defer.DeferredList(list(self._rows_behind), consumeErrors=True)
+
+    def end(self) -> defer.Deferred | None:
+        """The client is done (FTP's QUIT or its connection's end, an SSH channel's exit):
+        a Deferred that fires once this session's download rows are in the log, so a
+        client that waits for its session's end finds them; None when none is pending.
+        Nothing is closed: an SSH connection's other channels go on with the session."""
+        return self._rows_written()
 
     async def _uploaded(self, writer: Upload) -> None:
         await self._audit.transfer(
@@ -307,6 +337,8 @@ class FileSession:
         there, what it holds so far (and more as it is written; no download is logged)."""
         parts = await self._parts(path)
         self._require("download", virtual(parts))
+        if len(self._rows_behind) >= ROWS_BEHIND:
+            await self._rows_written()  # a client cannot pile up rows while the database is held up
         await self.own.settled(parts)
         writer = self.own.get(parts)
         if writer is not None:

@@ -159,6 +159,9 @@ class FileCommands:
         running = f"a {self._command} is" if self._transfer else "no transfer"
         return 211, f"Signed in as {who}; folder {self.cwd}; {running} running."
 
-    def ftp_QUIT(self):
+    async def ftp_QUIT(self):
+        ended = self.shell.end() if self.shell is not None else None
+        if ended is not None:
+            await ended  # a client that signs off finds its downloads' rows in the log
         self.reply_code(221, "Goodbye.")
         self._hang_up()

@@ -51,18 +51,6 @@ CLOSE_GRACE = 5  # seconds a TLS client gets to answer our close_notify before t
 # A REST holds for the transfer right after it; only these may come between (clients
 # set up the data connection before or after REST). Any other command forgets it.
 KEEP_REST = frozenset("REST RETR STOR APPE PASV EPSV PORT EPRT TYPE MODE STRU NOOP ALLO PBSZ PROT".split())
-# What may run while finished downloads' audit rows are still being written: setting up
-# the next transfer (a client's next PASV overlaps the row), questions that change
-# nothing and write no row (lftp's `mget` asks SIZE and MDTM before each RETR; a mirror
-# lists the next folder), and the next download while fewer than core.audit.ROWS_BEHIND
-# rows are pending (a download changes nothing its row could be out of order with).
-# Anything else, uploads, changes and QUIT among them, waits until every row is in the
-# database: a client that signs off finds them, and a change's row comes after them.
-AHEAD_OF_A_ROW = frozenset(
-    "PASV EPSV PORT EPRT TYPE MODE STRU REST ALLO "
-    "NOOP PWD XPWD CWD XCWD CDUP XCUP SIZE MDTM MLST LIST NLST MLSD STAT FEAT HELP SYST".split()
-)
-DOWNLOADS = frozenset(("RETR",))
 
 
 class PassiveDoor(protocol.ServerFactory):
@@ -123,19 +111,14 @@ class DataConnections:
             finally:
                 if sent is None:
                     await source.close()
-            # The client has every byte: tell it now, then write the download's audit
-            # row while the client goes on: its next transfer's set-up, questions and
-            # downloads (AHEAD_OF_A_ROW, DOWNLOADS); any other command (QUIT too) waits
-            # for the rows (FTPSession._run).
+            # The client has every byte: tell it now; the close writes the download's
+            # audit row behind the client's next commands (FileSession's rule)
             self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
-            row = defer.ensureDeferred(source.close())
-            self._rows_behind.append(row)
-            row.addErrback(lambda f: log.failure("closing a finished FTP download of {path}", f, path=target))
-            row.addBoth(self._row_written, row)
+            try:
+                await source.close()
+            except Exception:  # noqa: BLE001 - answered already: nothing to tell the client
+                log.failure("closing a finished FTP download of {path}", path=target)
             return None
-
-    def _row_written(self, _, row) -> None:
-        self._rows_behind.remove(row)
 
     async def ftp_STOR(self, path):
         rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one

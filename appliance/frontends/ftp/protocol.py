@@ -28,10 +28,9 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
-from ...core.audit import ROWS_BEHIND
 from ..tcp_send import send_now
 from .commands import ALIASES, FileCommands, quote_path
-from .data import AHEAD_OF_A_ROW, CLOSE_GRACE, DOWNLOADS, KEEP_REST, DataConnections
+from .data import CLOSE_GRACE, KEEP_REST, DataConnections
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
 from .signin import PinnedContext, SignIn
@@ -93,7 +92,6 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._rename_from: str | None = None
         self._transfer: Transfer | None = None
         self._aborted = False
-        self._rows_behind: list[defer.Deferred] = []  # finished downloads' audit rows being written
         self._mlst_facts = MLST_FACTS
         self._command = ""
         self._ticket = None
@@ -228,14 +226,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         self._command = cmd
         self._busy = True
         params = (arg,) if space else ()
-        rows = self._rows_behind
-        if not rows or cmd in AHEAD_OF_A_ROW or (cmd in DOWNLOADS and len(rows) < ROWS_BEHIND):
-            d = defer.maybeDeferred(self.processCommand, cmd, *params)
-        else:  # after the rows (their failures are logged where they are written)
-            if self.shell is not None:
-                self.shell.write_rows_now()  # else they may linger (core/audit.py LINGER)
-            d = defer.DeferredList(list(rows))
-            d.addCallback(lambda _: defer.maybeDeferred(self.processCommand, cmd, *params))
+        d = defer.maybeDeferred(self.processCommand, cmd, *params)
         d.addCallbacks(self._reply_result, self._reply_failure)
         d.addErrback(lambda f: log.failure("replying to an FTP command", f))
         d.addBoth(self._command_done)

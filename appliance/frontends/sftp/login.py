@@ -73,7 +73,7 @@ class SftpSession(BufferedChannel, session.SSHSession):
     def request_env(self, data):
         return 0
 
-    exit_after = None  # set by the subsystem: a Deferred of what the exit waits for, or None
+    exit_after = None  # set by scp: a Deferred of what the exit waits for, or None
     exit_status = 0  # scp's: 1 when a file failed, as from OpenSSH's scp
     _exited = False
 
@@ -93,6 +93,8 @@ class SftpSession(BufferedChannel, session.SSHSession):
         downloads' rows, written after their replies), then the close: a client that
         waits for the end of the session (OpenSSH's) finds every row written."""
         waiting = self.exit_after() if self.exit_after is not None else None
+        if waiting is None:
+            waiting = self.avatar.files.end()
         if waiting is not None:
             waiting.addBoth(lambda _: self._exit())
             return
@@ -155,10 +157,9 @@ class SftpUser(avatar.ConchUser):
 
 
 def sftp_portal(core) -> Portal:
-    """The shared cred adapter over core.signin; the avatar is an SftpUser over the files."""
+    """The shared cred adapter over core.signin; the avatar is an SftpUser over the files,
+    and the connection's end ends the files session (the SFTP server closes its handles)."""
     settings, pacer = core.settings.sftp, Pacer(core.reactor)  # one pacer for every session of the daemon
-    return core_portal(core.signin, "sftp", IConchUser, lambda live: (SftpUser(live.files, settings, pacer), _stay))
-
-
-def _stay() -> None:
-    """Nothing to do at sign-out: the connection's end closes the SFTP server's handles."""
+    return core_portal(
+        core.signin, "sftp", IConchUser, lambda live: (SftpUser(live.files, settings, pacer), live.files.end)
+    )

@@ -50,7 +50,6 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from ...core.audit import ROWS_BEHIND
 from ...core.files import Entry, FileSession, Reader, Writer
 from ...core.files.own import upload_mode
 from ...deferreds import as_deferred
@@ -311,14 +310,6 @@ class FilesServer:
         self.session = session
         self.max_open_handles = max_open_handles
         self.open_handles = 0
-        # a download's CLOSE is answered before its audit row (SftpProtocol.packet_CLOSE),
-        # and the session's end asks for the rows (write_rows_now)
-        if session is not None:  # None: a test's server without files
-            session.download_rows_linger = True
-
-    def write_rows_now(self) -> None:
-        if self.session is not None:
-            self.session.write_rows_now()
 
     def gotVersion(self, otherVersion, extData):
         return dict(EXTENSIONS)
@@ -592,7 +583,6 @@ class SftpProtocol(FileTransferServerBase):
         self._stalled = False  # too much output pending (see MAX_UNSENT): requests wait in self.buf
         self._draining = False  # the channel will call _drained once it has sent what it holds
         self._working = False  # in _work (a resumption then is left to its loop)
-        self._closing_reads: set[defer.Deferred] = set()  # downloads answered, their audit rows being written
 
     def connectionMade(self):
         super().connectionMade()
@@ -600,15 +590,6 @@ class SftpProtocol(FileTransferServerBase):
         channel = getattr(self.transport, "session", None)
         self._channel = channel if hasattr(channel, "unsent") else None
         self._consumed = getattr(channel, "consumed", None)
-        if hasattr(channel, "exit_after"):
-            channel.exit_after = self.downloads_closing
-
-    def downloads_closing(self) -> defer.Deferred | None:
-        """Fires once the downloads closed so far have their audit rows written (None: none pending)."""
-        if not self._closing_reads:
-            return None
-        self.client.write_rows_now()  # else they may linger (core/audit.py LINGER)
-        return defer.DeferredList(list(self._closing_reads), consumeErrors=True)
 
     def dataReceived(self, data):
         self.buf += data
@@ -892,15 +873,7 @@ class SftpProtocol(FileTransferServerBase):
         if handle in self.openFiles:
             file = self.openFiles.pop(handle)
             self.client.closed_handle()
-            d = defer.maybeDeferred(file.close)
-            if isinstance(file, ReadFile) and not d.called and len(self._closing_reads) < ROWS_BEHIND:
-                # a download: its audit row is written after the reply, as after FTP's 226
-                # (the client's next request overlaps it); the session ends after it
-                self._closing_reads.add(d)
-                d.addErrback(lambda f: log.failure("closing a finished SFTP download", f))
-                d.addBoth(lambda _: self._closing_reads.discard(d))
-                self.status_ok(None, request_id, b"closed")
-                return
+            d = defer.maybeDeferred(file.close)  # a download's audit row is written behind the reply (FileSession)
             d.addCallback(self.status_ok, request_id, b"closed")
             d.addErrback(self.request_failed, request_id, b"close failed")
         elif handle in self.openDirs:
