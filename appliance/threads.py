@@ -31,7 +31,7 @@ import ctypes
 import os
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from twisted.internet.defer import Deferred
@@ -283,15 +283,3 @@ def _name_this_thread(name: str) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the name is only a convenience
-
-
-def as_deferred(coro: Coroutine[Any, Any, T]) -> Deferred[T]:
-    """Adapt a coroutine to the Deferred a Twisted interface demands."""
-    return Deferred.fromCoroutine(coro)
-
-
-def spawn(awaitable: Awaitable[Any] | Deferred, what: str) -> Deferred:
-    """Fire-and-forget: run it, and log its failure instead of swallowing it."""
-    d = awaitable if isinstance(awaitable, Deferred) else Deferred.fromCoroutine(awaitable)
-    d.addErrback(lambda f: log.failure("background task failed: {what}", f, what=what))
-    return d
