@@ -99,9 +99,9 @@ test-ui: ui
 
 test: lint test-ui test-python
 
-# The edit-test loop: lint and the tests that take seconds (no browser, no packages, nothing slow)
+# The edit-test loop: lint and the unit tier, the core in the test process (tests/conftest.py's TIERS)
 test-fast: lint
-	$(BIN)/python -m pytest -q -m "not slow and not e2e"
+	$(BIN)/python -m pytest -q -m "unit and not slow"
 
 bench: build
 	bench/run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,39 @@ from .smtpserver import SmtpServer
 # The ops listener's default port (9180) would be shared by every daemon a test starts,
 # here and in other test runs on this machine: none unless a test asks (make_daemon does).
 os.environ.setdefault("APPLIANCE_LISTEN_OPS", "")
+
+
+# The tiers (CONTRIBUTING.md), each test's by where it lives, so that none goes unmarked.
+# unit: the core in the test process (core/, store/, the modules at the top of tests/), run
+# by `make test-fast`; clients: a real daemon or server driven by real clients; heavy: the long
+# ones (the packages, soak, floods, fuzzing, schemathesis, the client matrix); e2e: Chromium.
+# `make test` runs them all.
+TESTS = Path(__file__).parent
+TIERS = (
+    ("e2e", ("e2e/",)),
+    (
+        "heavy",
+        (
+            "packaging/",
+            "integration/test_soak.py",
+            "integration/test_hostile.py",  # floods of handshakes and requests, path escapes
+            "integration/test_mail_limits.py",  # mail floods
+            "frontends/test_sftp_flow.py",  # clients that flood requests
+            "frontends/test_fuzz.py",
+            "frontends/test_schemathesis.py",
+            "integration/test_client_matrix.py",
+            "integration/test_paramiko_suite.py",
+        ),
+    ),
+    ("clients", ("frontends/", "integration/", "core/test_mailboxes.py", "core/test_mail_outside_in.py")),
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        tier = next((name for name, paths in TIERS if where.startswith(paths)), "unit")
+        item.add_marker(tier)
 
 
 def pytest_runtest_setup(item):
