@@ -122,8 +122,9 @@ class ProfileFields(Declaration):
     """What an admin gives of a profile (a new one: username and email at least)."""
 
     username: Annotated[str, Bounds(max_length=MAX_STRING), Hint("Not a valid value."), rule(validation.username)]
+    # at most 254 characters: validation.email says so in its own words
     email: Annotated[
-        str, Bounds(max_length=254, json_schema_extra={"format": "email"}), Hint("Not a valid value."),
+        str, Bounds(json_schema_extra={"format": "email", "maxLength": 254}), Hint("Not a valid value."),
         rule(validation.email),
     ]  # fmt: skip
     password: Annotated[str | None, Bounds(max_length=MAX_STRING), Hint("Enter a password."), rule(_password)] = None
