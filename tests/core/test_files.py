@@ -58,6 +58,9 @@ async def test_round_trip_and_audit_rows(core):
     data = os.urandom(3 * 1024 * 1024 + 17)
     await upload(session, "/data.bin", data)
     assert await download(session, "/data.bin") == data
+    ended = session.end()  # an SFTP session's download row is written behind its reply: its end waits for it
+    if ended is not None:
+        await ended
     logs = await core.store.run(queries.recent_logs, None)
     actions = [(row["action"], row["path"], row["bytes"]) for row in logs if row["action"] in ("upload", "download")]
     assert ("upload", "/data.bin", len(data)) in actions
