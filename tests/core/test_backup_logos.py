@@ -15,11 +15,13 @@ from appliance.core.datadir import DataDir
 from appliance.errors import ConfigError
 from appliance.store import db
 
+from ..helpers import seed_keys
+
 LOGO = "3-" + "ab" * 16 + ".png"
 
 
 def test_logos_go_into_the_backup_and_come_back(tmp_path):
-    source = DataDir(tmp_path / "source")
+    source = DataDir(seed_keys(tmp_path / "source"))
     source.prepare()
     db.connect(source.database).conn.close()
     (source.path / "branding").mkdir()
@@ -35,7 +37,7 @@ def test_logos_go_into_the_backup_and_come_back(tmp_path):
 
 @pytest.mark.parametrize("name", ["branding/../token.key", "branding/evil.html", f"other/{LOGO}", f"branding/x/{LOGO}"])
 def test_nothing_else_under_branding_is_restored(tmp_path, name):
-    source = DataDir(tmp_path / "source")
+    source = DataDir(seed_keys(tmp_path / "source"))
     source.prepare()
     db.connect(source.database).conn.close()
     backup(source, tmp_path / "backup.tar.gz")
@@ -55,7 +57,7 @@ def test_a_backup_that_does_not_read_back_whole_is_not_kept(tmp_path, monkeypatc
     """The backup is read back and checked before it replaces the target: a key that
     changed between being written and being checked (or anything missing) fails it,
     and nothing is left at the target."""
-    data_dir = DataDir(tmp_path / "data")
+    data_dir = DataDir(seed_keys(tmp_path / "data"))
     data_dir.prepare()
     db.connect(data_dir.database).conn.close()
     target = tmp_path / "out.tar.gz"
