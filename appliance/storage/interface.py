@@ -161,6 +161,8 @@ class Backend(Protocol):
 
     # writing
     async def upload_target(self, parts: list[str]) -> Found | None: ...
+    # without `truncate` an upload starts as a copy of the file there (its `size`: a resume,
+    # an append): the files service counts those bytes against the quota, never the backend
     async def begin_upload(
         self,
         parts: list[str],

@@ -413,9 +413,18 @@ class FileSession:
         found = await self.storage.upload_target(parts)
         self._may_write(parts, found, exclusive, create)
         replaced = found[1] if found is not None else None
-        return await self.storage.begin_upload(
+        writer = await self.storage.begin_upload(
             parts, replaced, truncate, exclusive, self.limits, self._uploaded, self._service.uploads
         )
+        if writer.size:
+            # a resumed upload (REST and STOR, APPE, an SFTP open that keeps the file)
+            # starts as a copy of the file it replaces: those bytes count, on any backend
+            try:
+                self.limits.grow(writer.size, writer.replaced or 0)
+            except BaseException:
+                await writer.abort()
+                raise
+        return writer
 
     def _may_write(self, parts: list[str], found, exclusive: bool, create: bool) -> None:
         """The rules of an upload to `parts`, where `found` stands (None: nothing)."""

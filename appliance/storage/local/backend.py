@@ -213,9 +213,9 @@ class LocalStorage:
         location, temp_name, fd, start = await self._threads.work(
             self._locate_and_create_temp, parts, replaced is not None and not truncate
         )
-        return await self._writer(location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads)
+        return self._writer(location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads)
 
-    async def _writer(
+    def _writer(
         self,
         location: Location,
         temp_name: str,
@@ -227,16 +227,10 @@ class LocalStorage:
         committed: Committed,
         uploads: set,
     ) -> Writer:
-        writer = Writer(
+        # a copy's bytes (`start`) are counted by the files service
+        return Writer(
             self._threads, location, temp_name, fd, start, budget, replaced, committed, uploads, no_replace=exclusive
         )
-        if start:
-            try:
-                budget.grow(start, replaced or 0)
-            except BaseException:
-                await writer.abort()
-                raise
-        return writer
 
     async def begin_upload_blind(
         self, parts: list[str], truncate: bool, exclusive: bool, budget: Budget, committed: Committed, uploads: set
@@ -246,9 +240,7 @@ class LocalStorage:
         aborts the second when they refuse)."""
         found, location, temp_name, fd, start = await self._threads.work(self._look_and_create_temp, parts, truncate)
         replaced = found[1] if found is not None else None
-        return found, await self._writer(
-            location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads
-        )
+        return found, self._writer(location, temp_name, fd, start, replaced, exclusive, budget, committed, uploads)
 
     def _look_and_create_temp(self, parts: list[str], truncate: bool) -> tuple[Found | None, Location, str, int, int]:
         location = self.tree.locate(parts)

@@ -134,8 +134,7 @@ class S3Storage:
         writer = S3Writer(self.tree, parts, budget, replaced, committed, uploads, exclusive)
         if replaced and not truncate:
             try:
-                budget.grow(replaced, replaced)
-                await writer.start_from(replaced)
+                await writer.start_from(replaced)  # its bytes are counted by the files service
             except BaseException:
                 await writer.abort()
                 raise

@@ -165,7 +165,8 @@ class SftpStorage:
                 await handle.close()
                 await client.removeFile(_encode(self.tree.path(temp_parts)))
                 raise remote_error(e, where, self.tree.remote) from None
-        writer = RemoteWriter(
+        # a copy's bytes (`start`) are counted by the files service
+        return RemoteWriter(
             self.tree,
             parts,
             temp_parts,
@@ -178,13 +179,6 @@ class SftpStorage:
             uploads,
             no_replace=exclusive,
         )
-        if start:
-            try:
-                budget.grow(start, replaced or 0)
-            except BaseException:
-                await writer.abort()
-                raise
-        return writer
 
     # -- changes --------------------------------------------------------------------
 
