@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import io
 import os
-import posixpath
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -217,10 +216,7 @@ class ResumableUploads:
         if ".." in relative.split("/"):
             raise Invalid("File names may not contain '..'.", {"filename": ["Invalid file name."]})
         files = await self._files.session(account, protocol, address)
-        folder = files.normalise(folder or "/")
-        target = await files.resolve(posixpath.join(folder, relative))
-        if posixpath.dirname(target) != folder:
-            await files.mkdir(posixpath.dirname(target), parents=True)
+        target = await files.upload_path(folder, relative)
         reserved = await self._store.run(upload_queries.reserved_bytes, account.profile.id)
         await files.check_upload(target, overwrite=overwrite, size=length, reserved=reserved)
         upload_id = secrets.token_hex(16)

@@ -8,6 +8,7 @@ transfer and change. Nothing here runs disk work on the reactor.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from pathlib import Path
 
@@ -109,6 +110,7 @@ class FilesService:
         return 0
 
 
+READ_ONLY = frozenset(("list", "download"))  # the permissions a read-only source leaves
 ALLOWED_MODE = 0o775  # permission bits a client may set: never setuid, setgid, sticky or others' write
 
 
@@ -166,6 +168,14 @@ class FileSession:
 
     # -- rules ------------------------------------------------------------------
 
+    @property
+    def allowed(self) -> frozenset[str]:
+        """What this profile may do here now: its permissions, less every change on a
+        read-only source (what a listing shows: MLSD's perm facts, the web listing's
+        permissions; `_require` enforces the same)."""
+        permissions = frozenset(self.account.profile.permissions)
+        return permissions & READ_ONLY if self._read_only else permissions
+
     def _require(self, permission: str, path: str) -> None:
         if permission not in self.account.profile.permissions:
             what = {
@@ -178,7 +188,7 @@ class FileSession:
                 "mkdir": "create folders",
             }[permission]
             raise PermissionDenied(f"You may not {what} ({path}). Ask your administrator for access.")
-        if permission not in ("list", "download") and self._read_only:
+        if permission not in READ_ONLY and self._read_only:
             raise PermissionDenied(f"The source is read-only: {path} cannot be changed.")
 
     async def _changed(self, action: str, path: str, message: str) -> None:
@@ -360,6 +370,16 @@ class FileSession:
 
     # -- writing --------------------------------------------------------------------
 
+    async def upload_path(self, folder: str, name: str) -> str:
+        """Where an upload of `name` into `folder` lands. A name with folders in it
+        ("q3/report.pdf": a browser's folder upload) lands in those folders, made as
+        needed, as mkdir makes them (its permission, its audit row)."""
+        folder = self.normalise(folder or "/")
+        target = await self.resolve(posixpath.join(folder, name.replace("\\", "/").lstrip("/")))
+        if posixpath.dirname(target) != folder:
+            await self.mkdir(posixpath.dirname(target), parents=True)
+        return target
+
     async def open_write(
         self,
         path: str,
@@ -529,12 +549,21 @@ class FileSession:
         await self._removed_folder(parts)
 
     async def remove_tree(self, path: str) -> None:
-        """Delete a folder and everything in it (the web console's delete)."""
+        """Delete a folder and everything in it."""
         parts = await self._parts(path)
         await self._folder(parts)
         await self.storage.remove_all(parts)
         self._service._quotas.forget(self.storage.root)
         await self._removed_folder(parts)
+
+    async def delete(self, path: str) -> None:
+        """Delete what is at `path`: a file (or a link), or a folder and everything in it
+        (the web console's delete)."""
+        entry = await self.stat(path, follow=False)
+        if entry.is_dir:
+            await self.remove_tree(path)
+        else:
+            await self.remove(path)
 
     async def remove(self, path: str) -> None:
         """Delete a file (or a link: never what it points to)."""

@@ -19,8 +19,6 @@ from ...core.files import Entry, EntryBatches, FileSession
 from ...errors import Invalid
 from .transfer import ReadFile, WriteFile
 
-CHANGES = ("upload", "overwrite", "delete", "rename", "mkdir")
-
 
 def entry_value(entry: Entry, key: str):
     """One of IFTPShell's stat keys (and 'kind', 'mode', 'name') for an entry."""
@@ -67,12 +65,8 @@ class CoreShell:
         return self.session.normalise(path)
 
     def permissions(self) -> frozenset[str]:
-        """What the profile may do, for MLSD's perm fact (the core still enforces)."""
-        allowed = set(self.session.account.profile.permissions)
-        source = self.session.account.source
-        if source is None or source.read_only:
-            allowed -= set(CHANGES)
-        return frozenset(allowed)
+        """What the profile may do here, for MLSD's perm fact (FileSession.allowed)."""
+        return self.session.allowed
 
     # -- IFTPShell's calls, as coroutines ----------------------------------------------
 

@@ -320,7 +320,9 @@ class FilesApi(Resource):
         path = files.normalise(self._path(request))
         if b"page" not in request.args and b"page_size" not in request.args:
             entries = await files.list(path)
-            return reply(request, {"path": path, "entries": entries_view(entries)})
+            return reply(
+                request, {"path": path, "permissions": sorted(files.allowed), "entries": entries_view(entries)}
+            )
         size, offset = paging(request, FILES_PAGE)
         count, entries = await files.list_page(path, offset, size)
         number = offset // size + 1
@@ -332,6 +334,7 @@ class FilesApi(Resource):
             request,
             {
                 "path": path,
+                "permissions": sorted(files.allowed),
                 "entries": entries_view(entries),
                 "count": count,
                 "next": link(number + 1) if offset + size < count else None,
@@ -342,12 +345,7 @@ class FilesApi(Resource):
     @app.route("/", methods=["DELETE"])
     async def delete(self, request):
         files = await self._files(request)
-        path = files.normalise(self._path(request))
-        entry = await files.stat(path, follow=False)
-        if entry.is_dir:
-            await files.remove_tree(path)
-        else:
-            await files.remove(path)
+        await files.delete(self._path(request))
         request.setResponseCode(204)
         return b""
 
@@ -398,11 +396,7 @@ class FilesApi(Resource):
         multipart_boundary(request)  # a wrong body is refused before anything is written
 
         async def open_writer(filename: str) -> Writer:
-            # a name with folders ("q3/report.pdf") lands in those folders, made as needed
-            target = files.normalise(posixpath.join(folder, filename.replace("\\", "/").lstrip("/")))
-            if posixpath.dirname(target) != folder:
-                await files.mkdir(posixpath.dirname(target), parents=True)
-            return await files.open_write(target, exclusive=not overwrite)
+            return await files.open_write(await files.upload_path(folder, filename), exclusive=not overwrite)
 
         saved = await receive_uploads(self.core.work, request, open_writer)
         if not saved:

@@ -227,10 +227,12 @@ APPLIANCE_SETTINGS = record(
 
 ENTRY = record(name=TEXT, type=choice("dir", "file", "link", "other"), size=COUNT, modified=MOMENT)
 FOLDER_LISTING = {
-    **record("count", "next", "previous", path=TEXT, entries=list_of(ref("Entry")), count=COUNT, next=MAYBE_TEXT,
-             previous=MAYBE_TEXT),
+    **record("count", "next", "previous", "permissions", path=TEXT, entries=list_of(ref("Entry")), count=COUNT,
+             next=MAYBE_TEXT, previous=MAYBE_TEXT, permissions=list_of(choice(*PERMISSIONS))),
     "dependentRequired": {"count": ["next", "previous"], "next": ["count"], "previous": ["count"]},
-    "description": "count, next and previous: only when ?page= or ?page_size= asked for a page",
+    "description": "count, next and previous: only when ?page= or ?page_size= asked for a page; permissions: what "
+                   "the signed-in profile may do here (a read-only source leaves list and download), not in a share "
+                   "link's listing",
 }  # fmt: skip
 
 BAR = {**TEXT, "description": "a bar of the chart: its month ('Nov 2026'), or day or week's Monday ('28 Nov')"}
