@@ -134,10 +134,17 @@ class _Published(GenerateJsonSchema):
         return found
 
 
-def schema(model: type[Declaration], *, creating: bool, nullable: bool = False) -> dict:
+class _WithDefaults(_Published):
+    """As _Published, with the value of each field left out (where a form starts from)."""
+
+    def default_schema(self, schema):
+        return GenerateJsonSchema.default_schema(self, schema)
+
+
+def schema(model: type[Declaration], *, creating: bool, nullable: bool = False, defaults: bool = False) -> dict:
     """The JSON Schema of a body of `model` (nested models inlined); `creating`: with the
-    fields a new one must give as required."""
-    found = model.model_json_schema(schema_generator=_Published)
+    fields a new one must give as required; `defaults`: with each field's value when left out."""
+    found = model.model_json_schema(schema_generator=_WithDefaults if defaults else _Published)
     definitions = found.pop("$defs", {})
 
     def inline(node):

@@ -56,11 +56,15 @@ class LocalSettings(Declaration):
 
 # each type of source's config, as its check (`_LocalConfig`, the backends' config.py) reads it
 SETTINGS: dict[str, type[Declaration]] = {"local": LocalSettings, "s3": S3Settings, "sftp": SftpSettings}
-# config as the API takes it: the fields of every type's config, of which a source's type reads its own
+# config as the API takes it (and the console's source forms are made from): the fields of every
+# type's config, of which a source's type reads its own, named in x-source-types
 CONFIG = {
     "type": "object",
+    "description": "The settings of the source's type (x-source-types names them). One left out keeps its value; "
+                   "on a new source, its default.",
     "properties": {name: field for settings in SETTINGS.values()
-                   for name, field in schema(settings, creating=False)["properties"].items()},
+                   for name, field in schema(settings, creating=False, defaults=True)["properties"].items()},
+    "x-source-types": {kind: list(settings.model_fields) for kind, settings in SETTINGS.items()},
 }  # fmt: skip
 FLAG = Annotated[bool, Hint("Must be true or false.")]
 

@@ -136,6 +136,22 @@ def test_resource_bodies_are_the_cores_declarations():
     assert set(SETTINGS) == set(INPUTS["SourcesApi.change"]["body"]["properties"]["type"]["enum"])
 
 
+def test_the_consoles_source_forms_are_made_from_the_documents_config():
+    """The console's source forms take each type's fields, their kind, bounds and defaults from
+    ui/src/features/sources/components/sourceConfig.json: the document's config of a source, as
+    the core declares it. After a change of a type's declaration, write it again with
+        .venv/bin/python -c 'import json; from appliance.core.source_admin import CONFIG; print(json.dumps(CONFIG))' \\
+          > ui/src/features/sources/components/sourceConfig.json
+        (cd ui && npx prettier --write src/features/sources/components/sourceConfig.json)"""
+    from pathlib import Path
+
+    from appliance.frontends.http.openapi import INPUTS
+
+    shipped = Path(__file__).parents[2] / "ui/src/features/sources/components/sourceConfig.json"
+    declared = INPUTS["SourcesApi.create"]["body"]["properties"]["config"]
+    assert json.loads(shipped.read_text()) == declared, "write sourceConfig.json again (see this test's docstring)"
+
+
 # -- what each operation answers -------------------------------------------------------------------
 
 JSON = "application/json"

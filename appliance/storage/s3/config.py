@@ -131,7 +131,7 @@ class OAuthSettings(Declaration):
         rule(lambda scope: scope or "openid"),
         _matching(r"[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*",
                   "config.oauth.scope must be scope names separated by spaces, such as openid offline_access."),
-    ) = "openid"  # fmt: skip
+    ) = ""  # fmt: skip
     role_arn: _text(
         "config.oauth.role_arn",
         _matching(r"arn:[\w+=/,.@:-]{4,2040}",
@@ -148,7 +148,7 @@ class S3Settings(Declaration):
         "config.region",
         rule(lambda region: region or "us-east-1"),
         _matching(r"[a-z0-9][a-z0-9-]{0,62}", "config.region must be a region name such as us-east-1."),
-    ) = "us-east-1"  # fmt: skip
+    ) = ""  # fmt: skip
     endpoint: _text("config.endpoint", rule(_endpoint)) = ""
     bucket: _text(
         "config.bucket",
@@ -163,7 +163,7 @@ class S3Settings(Declaration):
         Hint('config.auth must be "keys" (an access key) or "oauth2" (sign in with OpenID Connect).'),
     ] = "keys"
     oauth: Annotated[
-        dict | None, Hint(OAUTH_HINT), WithJsonSchema(schema(OAuthSettings, creating=False, nullable=True))
+        dict | None, Hint(OAUTH_HINT), WithJsonSchema(schema(OAuthSettings, creating=False, nullable=True, defaults=True))
     ] = None  # fmt: skip
     access_key: _text("config.access_key") = ""
     secret_key: _secret("config.secret_key", "config.secret_key must be the access key's secret.", rule(_given)) = ""

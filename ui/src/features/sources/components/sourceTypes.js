@@ -4,6 +4,8 @@
 // docs/architecture.md) and the mapping between a source, the form's values,
 // the request body and the server's field errors.
 
+import declared from "./sourceConfig.json";
+
 export const TYPES = [
   ["local", "Local folder"],
   ["s3", "S3-compatible bucket"],
@@ -26,12 +28,13 @@ const OIDC = ["auth", "oauth2"];
 export const redirectUri = (origin) => `${origin}/admin/sources/callback`;
 
 /**
- * Each type's config fields: [name, label, options]. `secret` names the view's
- * flag saying one is stored (write-only: never shown, empty keeps it); `group`
- * nests the field in config[group]; `when: [field, value]` shows and sends it
- * only while that field of the type has that value.
+ * How the console shows each type's config fields: [name, label, options], in
+ * the form's order. `secret` names the view's flag saying one is stored
+ * (write-only: never shown, empty keeps it); `when: [field, value]` shows and
+ * sends it only while that field of the type has that value. What a field is
+ * comes from the API's declaration (see CONFIG_FIELDS).
  */
-export const CONFIG_FIELDS = {
+const SHOWN = {
   local: [
     [
       "path",
@@ -57,7 +60,7 @@ export const CONFIG_FIELDS = {
     [
       "auth",
       "Authentication",
-      { select: AUTH_CHOICES, initial: "keys", hint: /config\.auth\b/ },
+      { select: AUTH_CHOICES, hint: /config\.auth\b/ },
     ],
     [
       "access_key",
@@ -79,7 +82,6 @@ export const CONFIG_FIELDS = {
       "authorize_url",
       "Authorize URL",
       {
-        group: "oauth",
         when: OIDC,
         required: true,
         placeholder: "https://login.example.com/oauth2/authorize",
@@ -89,7 +91,6 @@ export const CONFIG_FIELDS = {
       "token_url",
       "Token URL",
       {
-        group: "oauth",
         when: OIDC,
         required: true,
         placeholder: "https://login.example.com/oauth2/token",
@@ -98,13 +99,12 @@ export const CONFIG_FIELDS = {
     [
       "client_id",
       "Client ID",
-      { group: "oauth", when: OIDC, required: true, autoComplete: "off" },
+      { when: OIDC, required: true, autoComplete: "off" },
     ],
     [
       "client_secret",
       "Client secret",
       {
-        group: "oauth",
         when: OIDC,
         type: "password",
         secret: "has_client_secret",
@@ -115,7 +115,6 @@ export const CONFIG_FIELDS = {
       "scope",
       "Scope",
       {
-        group: "oauth",
         when: OIDC,
         placeholder: "openid",
         help: "The provider must give a refresh token: often openid offline_access.",
@@ -125,7 +124,6 @@ export const CONFIG_FIELDS = {
       "role_arn",
       "Role ARN",
       {
-        group: "oauth",
         when: OIDC,
         help: "The role STS lets the signed-in identity assume (optional for MinIO).",
       },
@@ -134,22 +132,17 @@ export const CONFIG_FIELDS = {
       "sts_endpoint",
       "STS endpoint",
       {
-        group: "oauth",
         when: OIDC,
         placeholder: "https://sts.us-east-1.amazonaws.com",
         help: "Empty: the endpoint above (MinIO serves STS there), or AWS STS in the region.",
       },
     ],
-    ["path_style", "Path-style addressing", { checkbox: true, initial: false }],
-    [
-      "verify_tls",
-      "Verify the server's TLS certificate",
-      { checkbox: true, initial: true },
-    ],
+    ["path_style", "Path-style addressing"],
+    ["verify_tls", "Verify the server's TLS certificate"],
   ],
   sftp: [
     ["host", "Host", { required: true }],
-    ["port", "Port", { type: "number", initial: 22, min: 1, max: 65535 }],
+    ["port", "Port"],
     ["username", "Username", { required: true, autoComplete: "off" }],
     [
       "password",
@@ -184,6 +177,57 @@ export const CONFIG_FIELDS = {
     ],
   ],
 };
+
+/** A declared field's options: its group, its kind and bounds, its initial value. */
+function declaredOptions(field, group) {
+  const kinds = [].concat(field.type);
+  const options = group ? { group } : {};
+  if (kinds.includes("boolean")) options.checkbox = true;
+  else if (kinds.includes("integer"))
+    Object.assign(options, {
+      type: "number",
+      min: field.minimum,
+      max: field.maximum,
+    });
+  if (field.default !== undefined && field.default !== null)
+    options.initial = field.default;
+  return options;
+}
+
+/** The declared config fields of `type`: [name, schema, group], a nested object's fields in its group. */
+const declaredFields = (type) =>
+  declared["x-source-types"][type].flatMap((name) => {
+    const field = declared.properties[name];
+    return field.properties
+      ? Object.entries(field.properties).map(([inner, f]) => [inner, f, name])
+      : [[name, field]];
+  });
+
+/**
+ * Each type's config fields: [name, label, options], made from the API's
+ * declaration of a source's config (sourceConfig.json, the OpenAPI document's:
+ * each type's fields, their kind, bounds and defaults; `group` nests a field in
+ * config[group]) and how the console shows them (SHOWN); a field declared and
+ * not shown there comes last, under its own name.
+ */
+export const CONFIG_FIELDS = Object.fromEntries(
+  Object.keys(declared["x-source-types"]).map((type) => {
+    const shown = SHOWN[type] || [];
+    const place = (name) => {
+      const found = shown.findIndex(([shownName]) => shownName === name);
+      return found < 0 ? shown.length : found;
+    };
+    const fields = declaredFields(type).sort(([a], [b]) => place(a) - place(b));
+    return [
+      type,
+      fields.map(([name, field, group]) => {
+        const [, label = name, options = {}] =
+          shown.find(([shownName]) => shownName === name) || [];
+        return [name, label, { ...declaredOptions(field, group), ...options }];
+      }),
+    ];
+  }),
+);
 
 const fieldsOf = (type) => CONFIG_FIELDS[type] || [];
 
