@@ -30,7 +30,7 @@ from appliance.frontends.ftp.errors import INTERNAL_ERROR, ftp_reply
 from appliance.frontends.ftp.listing import MLST_FACTS, SIX_MONTHS, Facts, LsLines, mdtm, mlst_facts, time_val
 from appliance.frontends.ftp.protocol import ls_line, quote_path
 
-from ..helpers import ADMIN_PASSWORD
+from ..helpers import ADMIN_PASSWORD, wait_for
 from .ftp_raw import RawFTP, read_all
 
 PASSWORD = "user-password-1"
@@ -535,6 +535,24 @@ def test_downloads_go_ahead_of_at_most_rows_behind_audit_rows(daemon, user, ftp)
     assert ftp.reply()[0] == 226
     assert ftp.cmd("MKD after-the-rows")[0] == 257  # a change's row: after every download's, the last one's too
     assert len(daemon.logs("download")) == before + ROWS_BEHIND + 1
+
+
+def test_download_rows_of_a_client_gone_without_quit_are_written(daemon, user):
+    """A client that drops its connection without QUIT while its downloads' rows wait
+    (the database held up) ends its session all the same: the rows are written."""
+    home = daemon.home(user)
+    data = os.urandom(2000)
+    (home / "dropped.bin").write_bytes(data)
+    before = len(daemon.logs("download"))
+    ftp = RawFTP(daemon.ftp_port)
+    ftp.login(user, PASSWORD)
+    with HeldDatabase(daemon):
+        download(ftp, "dropped.bin", data)
+        download(ftp, "dropped.bin", data)
+        ftp.close()  # no QUIT
+        assert len(daemon.logs("download")) == before
+    wait_for(lambda: len(daemon.logs("download")) == before + 2)
+    assert [(r["path"], r["bytes"]) for r in daemon.logs("download")[before:]] == [("/dropped.bin", len(data))] * 2
 
 
 def test_download_rows_still_waiting_at_a_sigterm_are_written_before_the_daemon_exits(fresh_daemon):
