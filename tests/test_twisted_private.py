@@ -22,9 +22,10 @@ import importlib
 import inspect
 import pathlib
 import re
-import sys
 
+import klein as klein_package
 import pytest
+import twisted as twisted_package
 from klein import Klein
 from twisted.conch.ssh.connection import SSHConnection
 from twisted.conch.ssh.filetransfer import FileTransferServer
@@ -294,13 +295,11 @@ def test_no_private_twisted_name_is_read_from_another_object():
     defines and the appliance does not, read from an object that is not self (the
     subclass's uses are the test above's)."""
     modules = sorted(p for p in ROOT.rglob("*.py") if p.name != "twisted_private.py")
-    for path in modules:  # the Twisted modules the package uses are those it imports
-        if path.stem != "__main__":  # it runs the daemon
-            importlib.import_module(".".join(path.relative_to(ROOT.parent).with_suffix("").parts))
-    twisted = private_names_defined(
-        pathlib.Path(module.__file__)
-        for name, module in list(sys.modules.items())
-        if name.startswith(TWISTED) and getattr(module, "__file__", None) and module.__file__.endswith(".py")
+    twisted = private_names_defined(  # every module of Twisted and Klein but their own tests
+        path
+        for package in (twisted_package, klein_package)
+        for path in pathlib.Path(package.__file__).parent.rglob("*.py")
+        if "test" not in path.relative_to(pathlib.Path(package.__file__).parent).parts[:-1]
     )
     foreign = twisted - private_names_defined(ROOT.rglob("*.py"))
     found = [
