@@ -202,11 +202,9 @@ def test_a_full_sign_in_pool_hangs_up_the_busiest_address_for_a_newcomer():
 
 
 @pytest.fixture(scope="module")
-def hasty(tmp_path_factory):
+def hasty(daemon_factory):
     """A daemon whose FTP sign-in grace is 1 second (the idle timeout stays 600 s)."""
-    daemon = daemon_with(tmp_path_factory, ftp__login_grace_time=1)
-    yield daemon
-    daemon.stop()
+    return daemon_factory(ftp__login_grace_time=1)
 
 
 def test_a_connection_that_never_signs_in_is_closed_after_the_grace(hasty):

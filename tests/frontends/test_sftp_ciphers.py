@@ -27,7 +27,6 @@ import pytest
 from appliance.frontends.sftp.packets import CIPHERS, MACS, PacketCiphers, PacketError
 from appliance.frontends.sftp.transport import PacketTransport
 
-from ..helpers import daemon_with
 from .sftp_client import OPTIONS, auth_options, run, sha256
 
 PASSWORD = "user-password-1"
@@ -54,11 +53,9 @@ LEGACY_COMBINATIONS = [
 
 
 @pytest.fixture(scope="module")
-def strict(tmp_path_factory):
+def strict(daemon_factory):
     """A daemon with [sftp] legacy_ciphers off: AES-GCM only."""
-    d = daemon_with(tmp_path_factory, sftp__legacy_ciphers=False)
-    yield d
-    d.stop()
+    return daemon_factory(sftp__legacy_ciphers=False)
 
 
 def random_file(path: Path, size: int) -> Path:

@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 
 from ..api_client import Api, signed_in
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, wait_for
+from ..helpers import ADMIN_PASSWORD, free_port, wait_for
 
 RESET_SENT = "Password reset link has been sent to your email."
 
@@ -124,11 +124,9 @@ def test_the_operator_sees_the_mail_state_and_a_test_mail_arrives(mail_daemon, s
 
 
 @pytest.fixture(scope="module")
-def unmailed_daemon(tmp_path_factory):
+def unmailed_daemon(daemon_factory):
     """A daemon whose [smtp] points at a port where nothing listens (as the default localhost:25 often does)."""
-    daemon = daemon_with(tmp_path_factory, smtp__host="127.0.0.1", smtp__port=free_port())
-    yield daemon
-    daemon.stop()
+    return daemon_factory(smtp__host="127.0.0.1", smtp__port=free_port())
 
 
 def test_an_invitation_that_could_not_be_mailed_gives_its_admin_the_link(unmailed_daemon):

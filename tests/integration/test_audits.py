@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ..helpers import ROOT, daemon_with
+from ..helpers import ROOT
 
 TOOLS = ROOT / ".venv-tools" / "bin"
 # The only protocol versions and key exchange a modern client needs.
@@ -20,12 +20,10 @@ SCANS = ("--sslv2", "--sslv3", "--tlsv1", "--tlsv1_1", "--tlsv1_2", "--tlsv1_3",
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory):
+def audited(daemon_factory):
     if not (TOOLS / "sslyze").exists():
         pytest.fail("the auditors are missing: run `make tools` (make test does)")
-    daemon = daemon_with(tmp_path_factory, https=True)
-    yield daemon
-    daemon.stop()
+    return daemon_factory(https=True)
 
 
 def test_ssh_audit_finds_no_failure(audited):

@@ -17,7 +17,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, daemon_with, file_sizes, require
+from ..helpers import ADMIN_PASSWORD, file_sizes, require
 from .sources import BUCKET, S3Server
 
 PASSWORD = "backend-password-1"
@@ -137,11 +137,9 @@ class BucketBackend(Backend):
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
+def gateway(daemon_factory):
     require("sftp", "sshpass")
-    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
-    yield daemon
-    daemon.stop()
+    return daemon_factory(sources__allow_loopback=True)
 
 
 def create_source(daemon, name: str, kind: str, config: dict) -> dict:

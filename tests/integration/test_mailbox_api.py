@@ -10,7 +10,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp
-from ..helpers import ADMIN_PASSWORD, daemon_with
+from ..helpers import ADMIN_PASSWORD
 from ..mailserver import PASSWORD, USER, start_mail_server
 
 
@@ -22,10 +22,8 @@ def mail_server():
 
 
 @pytest.fixture(scope="module")
-def mail_daemon(tmp_path_factory):
-    daemon = daemon_with(tmp_path_factory, mail__allow_loopback=True)
-    yield daemon
-    daemon.stop()
+def mail_daemon(daemon_factory):
+    return daemon_factory(mail__allow_loopback=True)
 
 
 def invoice(number: int) -> bytes:

@@ -24,10 +24,8 @@ pytestmark = pytest.mark.requires(SSHD)
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
-    yield daemon
-    daemon.stop()
+def gateway(daemon_factory):
+    return daemon_factory(sources__allow_loopback=True)
 
 
 def source_body(remote: RemoteServer, name: str, **config) -> dict:

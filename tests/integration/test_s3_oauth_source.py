@@ -16,7 +16,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import sftp, sha256
-from ..helpers import ADMIN_PASSWORD, daemon_with, now_iso, require_module
+from ..helpers import ADMIN_PASSWORD, now_iso, require_module
 from .oauth_standin import CLIENT_ID, CLIENT_SECRET, StandInProvider, s256
 from .sources import BUCKET, web_identity_s3
 
@@ -43,11 +43,10 @@ def s3(tmp_path_factory, provider):
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory, provider):
-    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
+def gateway(daemon_factory, provider):
+    daemon = daemon_factory(sources__allow_loopback=True)
     provider.redirect_uri = f"http://127.0.0.1:{daemon.http_port}/admin/sources/callback"
-    yield daemon
-    daemon.stop()
+    return daemon
 
 
 def oauth_body(s3, provider, name: str) -> dict:

@@ -18,7 +18,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, auth_options, sftp, sha256
-from ..helpers import ADMIN_PASSWORD, daemon_with, free_port, require, require_module, wait_for_port
+from ..helpers import ADMIN_PASSWORD, free_port, require, require_module, wait_for_port
 from .sources import BUCKET, S3Server
 
 botocore = require_module("botocore.session")
@@ -28,10 +28,8 @@ PASSWORD = "s3-password-1"
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True)
-    yield daemon
-    daemon.stop()
+def gateway(daemon_factory):
+    return daemon_factory(sources__allow_loopback=True)
 
 
 def source_body(s3: S3Server, name: str, **config) -> dict:

@@ -19,7 +19,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.test_http_tus import UI_MODULES, Tus, cut_off_patch, wait_for
-from ..helpers import daemon_with, file_sizes
+from ..helpers import file_sizes
 from .sources import BUCKET, S3Server
 from .test_backends import PASSWORD, PREFIX, BucketBackend, FolderBackend, create_source
 
@@ -27,10 +27,8 @@ WRITES = ["s3:PutObject", "s3:CreateMultipartUpload", "s3:UploadPart", "s3:Compl
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    daemon = daemon_with(tmp_path_factory, sources__allow_loopback=True, uploads__resumable_sweep_seconds=1)
-    yield daemon
-    daemon.stop()
+def gateway(daemon_factory):
+    return daemon_factory(sources__allow_loopback=True, uploads__resumable_sweep_seconds=1)
 
 
 @pytest.fixture(scope="module", params=["sftp", "s3"])
