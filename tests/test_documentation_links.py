@@ -121,13 +121,19 @@ def rule_rows() -> list[tuple[list[str], list[str]]]:
 
 
 def defined(tree: ast.Module, name: str) -> bool:
-    """Whether `name` ("function", "Class" or "Class.method") is defined in the module."""
+    """Whether `name` ("function", "Class", "Class.method" or a module's "CONSTANT") is defined in the module."""
     scope: list[ast.stmt] = tree.body
     for part in name.split("."):
         found = [
             node
             for node in scope
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == part
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.name == part
+            or isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == part for t in node.targets)
+            or isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == part
         ]
         if not found:
             return False
