@@ -91,8 +91,9 @@ lint: python
 	$(BIN)/ruff format --check appliance tests bench bench/run
 	$(BIN)/lint-imports  # the layers: pyproject.toml [tool.importlinter]
 
+# --durations: the slowest tests, printed at the end of every run (where CI's time goes)
 test-python: python tools system-deps ui
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=40
 
 test-ui: ui
 	$(if $(wildcard ui/package.json),cd ui && npm test)
