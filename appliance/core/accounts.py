@@ -290,7 +290,6 @@ class Accounts:
             queries.update_profile, account.profile.id, {"password_hash": password_hash, "password_changed_at": now}
         )
         self._passwords.forget(profile_scope(account.profile.id))
-        await self._audit.record(
-            LogEntry(org_id=account.organisation.id, profile_id=account.profile.id, username=account.profile.username,
-                     protocol="web", action="password_changed", message=f"{clean(account.profile.username)} changed their password")
-        )  # fmt: skip
+        await self._audit.acted(
+            account, "password_changed", f"{clean(account.profile.username)} changed their password"
+        )

@@ -110,7 +110,7 @@ class ApiTokens:
         )
 
     async def _told(self, account: Account, address: str, message: str) -> None:
-        await self._audit.change(account, "web", address, "token", "", message)
+        await self._audit.acted(account, "token", message, address=address)
 
     @staticmethod
     def looks_like(token: str) -> bool:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from ..config import Settings, SmtpSettings
 from ..errors import Invalid
-from ..models import LogEntry, to_iso
+from ..models import to_iso
 from ..netcheck import refusal
 from ..storage.sealed import SealedSecrets
 from ..store import Store
@@ -315,9 +315,7 @@ class ApplianceSettings:
         now = to_iso(datetime.fromtimestamp(self._clock.seconds(), UTC))
         self._stored = await self._store.run(settings_queries.save_settings, changed, removed, now)
         username = account.profile.username
-        await self._audit.record(
-            LogEntry(org_id=account.organisation.id, profile_id=account.profile.id, username=username,
-                     protocol="web", action="settings",
-                     message=f"{clean(username)} changed the appliance's settings: {', '.join(told)}")
-        )  # fmt: skip
+        await self._audit.acted(
+            account, "settings", f"{clean(username)} changed the appliance's settings: {', '.join(told)}"
+        )
         return self.view(account)

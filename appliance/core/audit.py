@@ -251,13 +251,37 @@ class AuditLog:
         )
 
     async def change(self, account, protocol: str, address: str, action: str, path: str, message: str) -> None:
-        """A file change (delete, rename, mkdir) or an admin change."""
+        """A file change (delete, rename, mkdir) in a session of `protocol` (an admin's
+        change: `acted`)."""
         await self.record(
             LogEntry(
                 org_id=account.organisation.id,
                 profile_id=account.profile.id,
                 username=account.profile.username,
                 protocol=protocol,
+                action=action,
+                path=path,
+                remote_address=address,
+                message=message,
+            )
+        )
+
+    async def acted(
+        self, actor, action: str, message: str, *, address: str = "", path: str = "", org_id: int | None = None
+    ) -> None:
+        """A change a signed-in principal made (an admin's, a user's to their own account,
+        a link visitor's). Its row names the door `actor` signed in by, which that sign-in
+        recorded on it (`Account.protocol`: "web" for a console session or a link, "api"
+        for an API token): no service names it. `org_id`: the log it goes in, when not
+        the actor's own (the operator's change to another organisation)."""
+        if actor.protocol is None:  # a principal no sign-in made: its row could not say how it came
+            raise ValueError(f"audit action {action!r} by an account that did not sign in by any door")
+        await self.record(
+            LogEntry(
+                org_id=actor.organisation.id if org_id is None else org_id,
+                profile_id=actor.profile.id,
+                username=actor.profile.username,
+                protocol=actor.protocol,
                 action=action,
                 path=path,
                 remote_address=address,

@@ -82,10 +82,12 @@ class OrganisationSettings:
         changed = describe_organisation_change(account.organisation, changes)
         if changed:  # only what really changed is written and told
             await self._store.run(queries.update_organisation, org_id, changes)
-            await self._audit.change(
-                account, "web", address, "organisation", "",
+            await self._audit.acted(
+                account,
+                "organisation",
                 f"{clean(account.profile.username)} changed the organisation: {changed}",
-            )  # fmt: skip
+                address=address,
+            )
             if changes.get("require_tls") and self._open_sessions is not None:
                 await self._open_sessions.check(org_id=org_id)  # members' plain-FTP sessions end
         return self.describe(await self._store.run(queries.get_organisation, org_id))
@@ -112,10 +114,12 @@ class OrganisationSettings:
         await self._store.run(queries.update_organisation, org_id, {"branding_logo": url})
         if previous and previous != url:
             await self._discard(org_id, previous)
-        await self._audit.change(
-            account, "web", address, "organisation_logo", "",
+        await self._audit.acted(
+            account,
+            "organisation_logo",
             f"{clean(account.profile.username)} uploaded a new logo ({logo.content_type}, {len(logo.data)} bytes)",
-        )  # fmt: skip
+            address=address,
+        )
         return self.describe(await self._store.run(queries.get_organisation, org_id))
 
     async def remove_logo(self, account: Account, org_id: int, address: str) -> dict:
@@ -124,8 +128,8 @@ class OrganisationSettings:
         if previous:
             await self._store.run(queries.update_organisation, org_id, {"branding_logo": None})
             await self._discard(org_id, previous)
-            await self._audit.change(
-                account, "web", address, "organisation_logo", "", f"{clean(account.profile.username)} removed the logo"
+            await self._audit.acted(
+                account, "organisation_logo", f"{clean(account.profile.username)} removed the logo", address=address
             )
         return self.describe(await self._store.run(queries.get_organisation, org_id))
 

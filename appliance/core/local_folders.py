@@ -26,7 +26,6 @@ from typing import TypeVar
 from twisted.internet import defer
 
 from ..errors import Invalid, NotFound
-from ..models import LogEntry
 from ..store import Store
 from ..store import sources as source_queries
 from ..threads import Threads
@@ -147,8 +146,5 @@ class LocalFolders:
             f"{account.profile.username} released the folder {row['path']}, kept for {row['org_name']} since "
             f"its source {row['source_name']} was deleted: any organisation may use it now"
         )
-        await self._audit.record(
-            LogEntry(org_id=row["org_id"], profile_id=account.profile.id, username=account.profile.username,
-                     protocol="web", action="source", path=row["path"], message=message)
-        )  # fmt: skip
+        await self._audit.acted(account, "source", message, path=row["path"], org_id=row["org_id"])
         return row

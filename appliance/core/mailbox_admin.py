@@ -215,7 +215,7 @@ class MailboxAdmin:
         return await self._store.run(mailbox_queries.count_runs, org_id, mailbox_id), rows
 
     async def _told(self, account: Account, address: str, message: str) -> None:
-        await self._audit.change(account, "web", address, "mailbox", "", message)
+        await self._audit.acted(account, "mailbox", message, address=address)
 
     async def describe_change(self, account: Account, existing: Mailbox, values: dict) -> str:
         """What `values` (from `values()`) change on `existing`, in words ("" when nothing);

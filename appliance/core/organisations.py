@@ -245,16 +245,7 @@ class Organisations:
 
     async def _record(self, account, org_id: int, message: str) -> None:
         """An operator's change, in the log of the organisation it changed."""
-        await self._audit.record(
-            LogEntry(
-                org_id=org_id,
-                profile_id=account.profile.id,
-                username=account.profile.username,
-                protocol="web",
-                action="organisation",
-                message=message,
-            )
-        )
+        await self._audit.acted(account, "organisation", message, org_id=org_id)
 
 
 COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")

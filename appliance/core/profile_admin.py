@@ -242,7 +242,7 @@ class ProfileAdmin:
         await self._told(account, address, f"{account.profile.username} deleted the profile {existing.username}")
 
     async def _told(self, account: Account, address: str, message: str) -> None:
-        await self._audit.change(account, "web", address, "profile", "", message)
+        await self._audit.acted(account, "profile", message, address=address)
 
     async def values(self, account: Account, body: dict, existing: Profile | None = None) -> dict:
         """The validated columns `body` sets on `existing` (None: a new profile), refused

@@ -11,6 +11,7 @@ one audit row in the profile's name saying it was an anonymous visitor.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import posixpath
 import re
@@ -59,6 +60,8 @@ ACCESS_SECONDS = 3600  # how long an unlocked password-protected link stays open
 MAX_RECIPIENTS = 50
 MAX_MESSAGE = 2000
 MAX_SUFFIX = 100  # "name (1).ext" ... "name (100).ext", then a drop box refuses the name
+# the door a link's visitors come by, as their audit rows name it: the link's page (the console's)
+VISIT_PROTOCOL = "web"
 
 # how a change of a link is told in the audit log
 SHARE_FIELDS = {
@@ -457,7 +460,8 @@ class Shares:
                 await self._auth.wrong_secret(target, address)
                 raise AuthenticationFailed(WRONG_PASSWORD)
             unlocked = True
-        return Visit(self, share, account, address, unlocked)
+        # the visitor acts as the sharer, by the link's door
+        return Visit(self, share, dataclasses.replace(account, protocol=VISIT_PROTOCOL), address, unlocked)
 
     async def _refused(self, share: Share, address: str, reason: str) -> None:
         await self._audit.record(
@@ -465,7 +469,7 @@ class Shares:
                 org_id=share.org_id,
                 profile_id=share.profile_id,
                 username=share.created_by,
-                protocol="web",
+                protocol=VISIT_PROTOCOL,
                 action="share_access",
                 path=share.path,
                 remote_address=address,
@@ -497,11 +501,13 @@ class Visit:
 
     async def _session(self) -> FileSession:
         if self._files is None:
-            self._files = await self._shares._files.session(self.account, "web", self.address, share=self.label)
+            self._files = await self._shares._files.session(
+                self.account, self.account.protocol, self.address, share=self.label
+            )
         return self._files
 
     async def _log(self, path: str, message: str) -> None:
-        await self._shares._audit.change(self.account, "web", self.address, "share_access", path, message)
+        await self._shares._audit.acted(self.account, "share_access", message, address=self.address, path=path)
 
     def _require(self, permission: str | None = None) -> None:
         if not self.unlocked:

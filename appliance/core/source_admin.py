@@ -412,7 +412,7 @@ class SourceAdmin:
         return source.id
 
     async def _told(self, account: Account, address: str, message: str) -> None:
-        await self._audit.change(account, "web", address, "source", "", message)
+        await self._audit.acted(account, "source", message, address=address)
 
     async def _allowed_path(self, account: Account, raw: str) -> str:
         """The stored path: relative to the data dir for the organisation's own folder.

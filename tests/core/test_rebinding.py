@@ -6,6 +6,7 @@ shows that no connection reached it."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from collections import Counter
 
@@ -117,7 +118,7 @@ async def test_an_s3_endpoint_that_rebinds_to_loopback_is_refused_on_connecting(
 @pytest_twisted.ensureDeferred
 async def test_an_imap_host_that_rebinds_to_loopback_is_refused_on_connecting(core, resolver, listener):
     host = "mail.stand-in.test"
-    account = await make_account(core, "admin")
+    account = dataclasses.replace(await make_account(core, "admin"), protocol="web")  # as the console's sign-in
     body = {"name": "Rebinding", "host": host, "port": listener.port, "security": "none", "username": "partner",
             "password": "imap-password-1", "folder": "INBOX"}  # fmt: skip
     saved = await core.mailbox_admin.create(account, body, "127.0.0.1")  # the first lookup answered PUBLIC
