@@ -31,6 +31,7 @@ from ...deferreds import spawn
 from ...errors import ClientGone
 from ..tcp_state import peer_has_closed
 from .errors import BadArgument, DataConnectionFailed, DataConnectionRefused, TransferAborted, ftp_reply
+from .shell import segments
 from .transfer import (
     DataChannelFactory,
     ReadFile,
@@ -100,8 +101,8 @@ class DataConnections:
         rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
         self._need_data_setup()
         async with self._data_command():
-            target = self._resolve(path)
-            source = await self.shell.openForReading(self._segments(target))
+            target = self.files.resolve(path)
+            source = await self.shell.openForReading(segments(target))
             sent = None
             try:
                 if rest > source.size:
@@ -133,8 +134,8 @@ class DataConnections:
             return await self._receive(path, rest, append=True)
 
     async def _receive(self, path: str, rest: int, append: bool):
-        target = self._resolve(path)
-        upload = await self.shell.openForWriting(self._segments(target), resume=append or rest > 0)
+        target = self.files.resolve(path)
+        upload = await self.shell.openForWriting(segments(target), resume=append or rest > 0)
         committed = False
         try:
             offset = upload.size if append else rest

@@ -12,6 +12,7 @@ import time
 
 from ...core.files import Entry, EntryBatches
 from ...errors import NotFound
+from .shell import segments
 from .transfer import ReadFile
 
 GLOB = re.compile(r"[*?\[]")
@@ -198,16 +199,16 @@ class Listings:
     async def _entries(self, arg: str, glob_ok: bool = True) -> tuple[str, EntryBatches]:
         """(what, the entries in name order) for a LIST/NLST/MLSD argument; what the
         argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
-        target = self._resolve(arg or self.cwd)
-        segments = self._segments(target)
+        target = self.files.resolve(arg or self.files.cwd)
+        parts = segments(target)
         shell = self.shell  # a lost connection sets self.shell to None while we wait
         try:
-            kind, size, mode, mtime = await shell.stat(segments, ("kind", "size", "mode", "modified"))
+            kind, size, mode, mtime = await shell.stat(parts, ("kind", "size", "mode", "modified"))
         except NotFound:
-            name = segments[-1] if segments else ""
+            name = parts[-1] if parts else ""
             if not (glob_ok and GLOB.search(name)):
                 raise
-            batches = await shell.list_in_order(segments[:-1])
+            batches = await shell.list_in_order(parts[:-1])
             matches = []
             try:
                 while (batch := await batches.next()) is not None:
@@ -217,7 +218,7 @@ class Listings:
             return "glob", EntryBatches.of(matches)
         if kind != "dir":
             return "file", EntryBatches.of([Entry(arg, kind, size, mtime, mtime, mode)])
-        return "dir", await shell.list_in_order(segments)
+        return "dir", await shell.list_in_order(parts)
 
     async def ftp_LIST(self, arg=""):
         self._need_data_setup()
@@ -225,10 +226,8 @@ class Listings:
             path = self._strip_options(arg)
             options = arg[: len(arg) - len(path)]
             if re.search(r"(^|\s)-\w*d", options):  # ls -d: the folder itself, not what is in it
-                target = self._resolve(path or self.cwd)
-                kind, size, mode, mtime = await self.shell.stat(
-                    self._segments(target), ("kind", "size", "mode", "modified")
-                )
+                target = self.files.resolve(path or self.files.cwd)
+                kind, size, mode, mtime = await self.shell.stat(segments(target), ("kind", "size", "mode", "modified"))
                 entries = EntryBatches.of([Entry(path or ".", kind, size, mtime, mtime, mode)])
             else:
                 _, entries = await self._entries(path)
@@ -259,9 +258,9 @@ class Listings:
             return await self._send_listing(entries, Facts(perms, self._mlst_facts).lines)
 
     async def ftp_MLST(self, arg=""):
-        target = self._resolve(arg or self.cwd)
+        target = self.files.resolve(arg or self.files.cwd)
         perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
-        kind, size, mtime = await self.shell.stat(self._segments(target), ("kind", "size", "modified"))
+        kind, size, mtime = await self.shell.stat(segments(target), ("kind", "size", "modified"))
         facts = mlst_facts(kind, size, mtime, perms, self._mlst_facts)
         self.reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
         return None

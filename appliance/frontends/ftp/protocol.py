@@ -29,7 +29,7 @@ from twisted.logger import Logger
 from twisted.protocols import ftp
 
 from ..tcp_send import send_now
-from .commands import ALIASES, FileCommands, quote_path
+from .commands import ALIASES, FEATURES, FileCommands, quote_path
 from .data import CLOSE_GRACE, KEEP_REST, DataConnections
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
@@ -65,8 +65,9 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
-    """One FTP control connection."""
+class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
+    """One FTP control connection. Its parts hold their own state; once signed in,
+    `files` (a FileCommands) has the working folder and the file commands."""
 
     MAX_LENGTH = MAX_LINE
     PUBLIC_COMMANDS = sorted(PRE_LOGIN)
@@ -82,14 +83,13 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
     login_grace = 60  # [ftp] login_grace_time: seconds to sign in before 421 and the connection closed
 
     def __init__(self):
-        self.cwd = "/"
+        self.files: FileCommands | None = None  # from the sign-in
         self._queue: deque[bytes] = deque()
         self._busy = False
         self._draining = False
         self._lost = False
         self._control_socket = None  # set by connectionMade
         self._rest = 0
-        self._rename_from: str | None = None
         self._transfer: Transfer | None = None
         self._aborted = False
         self._mlst_facts = MLST_FACTS
@@ -124,6 +124,7 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         if self.shell is not None:
             self.shell.logout()
         self.shell = None
+        self.files = None
         self._epsv_all = False
 
     def callLater(self, period, func):  # TimeoutMixin: the injected clock
@@ -263,20 +264,81 @@ class FTPSession(SignIn, FileCommands, DataConnections, Listings, ftp.FTP):
         cmd = ALIASES.get(cmd, cmd)
         if cmd not in KEEP_REST:
             self._rest = 0
-        if self.state == self.RENAMING and cmd != "RNTO":
-            self.state = self.AUTHED  # RNFR not followed by RNTO: forget it
-            self._rename_from = None
+        if cmd != "RNTO" and self.files is not None:
+            self.files.forget_rename()  # RNFR not followed by RNTO
         if cmd in PRE_LOGIN:
             pass
         elif self.state in (self.UNAUTH, self.INAUTH):
             return 530, "Please sign in with USER and PASS."
-        method = getattr(self, "ftp_" + cmd, None)
-        if method is None or not cmd.isalpha():
+        owner = self._owner(cmd) if cmd.isalpha() else None
+        if owner is None:
             return 502, f"Command {cmd[:20]!r} is not implemented."
-        fewest, most = _arity(type(self), "ftp_" + cmd)
+        method = getattr(owner, "ftp_" + cmd)
+        fewest, most = _arity(type(owner), "ftp_" + cmd)
         if not fewest <= len(params) <= most:
             return 501, f"{cmd}: wrong number of arguments." if params else f"{cmd} needs an argument."
         return method(*params)
+
+    def _parts(self) -> tuple:
+        """Who answers commands: the parts first, then the session itself."""
+        return (self.files, self) if self.files is not None else (self,)
+
+    def _owner(self, cmd: str):
+        """The part whose ftp_<cmd> answers `cmd`, or None."""
+        name = "ftp_" + cmd
+        for part in self._parts():
+            if hasattr(part, name):
+                return part
+        return None
+
+    # -- information and the end -----------------------------------------------------------
+
+    def ftp_TYPE(self, code):
+        # twisted's answers an empty type with a reply it cannot format (and so none at all)
+        if not code:
+            return 501, "TYPE needs an argument: A (text) or I (binary)."
+        return super().ftp_TYPE(code)
+
+    def ftp_FEAT(self):
+        self.reply_lines(211, "Features:", list(FEATURES), "End")
+
+    def ftp_OPTS(self, option=""):
+        name, _, value = option.partition(" ")
+        name = name.upper()
+        if name in ("UTF8", "UTF-8"):
+            if value.strip().upper() in ("ON", ""):
+                return 200, "UTF-8 is always on."
+            return 504, "UTF-8 cannot be turned off."
+        if name == "MLST":
+            wanted = [f for f in value.lower().split(";") if f in MLST_FACTS]
+            self._mlst_facts = tuple(wanted)
+            return 200, "MLST OPTS " + "".join(f + ";" for f in wanted)
+        return 501, f"Option {name[:20]!r} is not supported."
+
+    def ftp_HELP(self, arg=""):
+        # what is answered: the ftp_ methods of the parts and their X aliases, less SITE
+        # (whose every command is refused, 502, as a command not in HELP is)
+        answered = {name[4:] for part in (FileCommands, type(self)) for name in dir(part) if name.startswith("ftp_")}
+        commands = sorted(answered - {"SITE"} | set(ALIASES))
+        self.reply_lines(214, "Commands recognised:", [" ".join(commands)], "Help OK.")
+
+    def ftp_SITE(self, arg=""):
+        # File modes are the appliance's business (SITE CHMOD and friends are not offered).
+        return 502, "SITE commands are not supported."
+
+    def ftp_STAT(self, arg=""):
+        if arg:
+            return 502, "STAT with a path is not supported: use LIST or MLST."
+        who = self.shell.session.account.profile.username
+        running = f"a {self._command} is" if self._transfer else "no transfer"
+        return 211, f"Signed in as {who}; folder {self.files.cwd}; {running} running."
+
+    async def ftp_QUIT(self):
+        ended = self.shell.end() if self.shell is not None else None
+        if ended is not None:
+            await ended  # a client that signs off finds its downloads' rows in the log
+        self.reply_code(221, "Goodbye.")
+        self._hang_up()
 
 
 class FTPFactory(ftp.FTPFactory):

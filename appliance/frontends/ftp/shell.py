@@ -41,6 +41,11 @@ def entry_value(entry: Entry, key: str):
     raise KeyError(key)
 
 
+def segments(path: str) -> list[str]:
+    """An absolute virtual path as the segment list the shell's calls take."""
+    return [part for part in path.split("/") if part]
+
+
 class IFilesShell(Interface):
     """What an FTP sign-in gives its session: a CoreShell (the portal's avatar interface)."""
 

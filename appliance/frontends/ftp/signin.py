@@ -29,6 +29,7 @@ from ...core.auth import TOO_MANY_ATTEMPTS
 from ...core.tls import resumes
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
+from .commands import FileCommands
 from .errors import BadArgument
 from .shell import IFilesShell
 
@@ -104,7 +105,7 @@ class SignIn:
 
     def _grace_over(self) -> None:
         self._grace = None
-        if self._lost or self.disconnected or self.state in (self.AUTHED, self.RENAMING):
+        if self._lost or self.disconnected or self.state == self.AUTHED:
             return
         self._queue.clear()
         self.reply_code(
@@ -136,7 +137,7 @@ class SignIn:
     # -- sign-in (RFC 959 4.1.1) -----------------------------------------------------------
 
     def ftp_USER(self, username):
-        if self.state in (self.AUTHED, self.RENAMING):
+        if self.state == self.AUTHED:
             return 503, "Already signed in; open a new connection to sign in as someone else."
         if not username.strip():
             return 501, "USER needs a username."
@@ -147,7 +148,7 @@ class SignIn:
         return 331, f"Password required for {username}."
 
     def ftp_PASS(self, password=""):
-        if self.state in (self.AUTHED, self.RENAMING):
+        if self.state == self.AUTHED:
             return 503, "Already signed in."
         if self.state != self.INAUTH:
             return 503, "Send USER first."
@@ -175,7 +176,7 @@ class SignIn:
             return None
         self.shell = shell
         self.logout = logout
-        self.cwd = "/"
+        self.files = FileCommands(shell, lambda: self._command)
         self.state = self.AUTHED
         self._end_grace()
         return 230, f"Signed in as {username}."
@@ -186,7 +187,7 @@ class SignIn:
         name = mechanism.strip().upper()
         if self._tls is not None:
             return 503, "TLS is already on for this connection."
-        if self.state in (self.AUTHED, self.RENAMING):
+        if self.state == self.AUTHED:
             return 503, "AUTH must come before signing in: open a new connection and send AUTH TLS first."
         if name not in AUTH_MECHANISMS:
             return 504, f"AUTH {name[:20]} is not supported: use AUTH TLS."
