@@ -169,8 +169,9 @@ class Shares:
 
     # -- the owner's side -------------------------------------------------------------
 
-    async def create(self, account: Account, body: dict, protocol: str, address: str) -> dict:
-        """Share a file or folder of the caller's own; the reply holds the token, once."""
+    async def create(self, account: Account, body: dict, address: str) -> dict:
+        """Share a file or folder of the caller's own; the reply holds the token, once. Its
+        check and its rows name the door `account` signed in by."""
         errors: dict[str, list[str]] = {}
         path = body.get("path")
         if not isinstance(path, str) or not path:
@@ -191,7 +192,7 @@ class Shares:
         if password is not None and not isinstance(password, str):
             errors["password"] = ["Enter the password as text."]
 
-        files = await self._files.session(account, protocol, address)
+        files = await self._files.session(account, account.protocol, address)
         path = files.normalise(path)
         try:
             entry = await files.stat(path)
@@ -231,26 +232,35 @@ class Shares:
                 f", for {max_downloads} downloads" if max_downloads else "",
             ]
         )
-        await self._audit.change(
-            account, protocol, address, "share", path,
+        await self._audit.acted(
+            account,
+            "share",
             f"{clean(account.profile.username)} made {what} {clean(path)} (share {share_id}) "
             f"until {readable_time(expires_at)}{extras}",
-        )  # fmt: skip
+            address=address,
+            path=path,
+        )
         mailed = await self._mail(account, share, url, recipients, note) if recipients else []
         who = clean(account.profile.username)
         sent = [m["to"] for m in mailed if m["sent"]]
         failed = [f"{m['to']} ({m['error']})" for m in mailed if not m["sent"]]
         if sent:
-            await self._audit.change(
-                account, protocol, address, "share", path,
+            await self._audit.acted(
+                account,
+                "share",
                 f"{who} mailed the link of share {share_id} to {', '.join(sent)}",
-            )  # fmt: skip
+                address=address,
+                path=path,
+            )
         if failed:
-            await self._audit.change(
-                account, protocol, address, "share", path,
+            await self._audit.acted(
+                account,
+                "share",
                 f"The link of share {share_id} could not be mailed to {', '.join(failed)}; it was shown to {who} "
                 "to hand over, and the appliance keeps trying to mail it",
-            )  # fmt: skip
+                address=address,
+                path=path,
+            )
         return dict(view(share), url=url, token=token, mail=mailed)
 
     def _may_mail(self, account: Account, recipients: list[str]) -> None:
@@ -365,7 +375,7 @@ class Shares:
     async def get(self, account: Account, share_id: int) -> dict:
         return view(await self._owned(account, share_id))
 
-    async def change(self, account: Account, share_id: int, body: dict, protocol: str, address: str) -> dict:
+    async def change(self, account: Account, share_id: int, body: dict, address: str) -> dict:
         """Change a link's expiry, download limit or password (null removes a limit or password)."""
         share = await self._owned(account, share_id)
         await require_authority_over_owner(self._store, account, share.profile_id)  # an admin opening up another's link
@@ -394,24 +404,30 @@ class Shares:
             await self._store.run(share_queries.update_share, account.organisation.id, share_id, values)
             if "password_hash" in values:
                 self._passwords.forget(share_scope(share_id))
-            await self._audit.change(
-                account, protocol, address, "share", share.path,
+            await self._audit.acted(
+                account,
+                "share",
                 f"{clean(account.profile.username)} changed share {share_id} of {clean(share.created_by)}: {changed}",
-            )  # fmt: skip
+                address=address,
+                path=share.path,
+            )
         return view(await self._owned(account, share_id))
 
-    async def revoke(self, account: Account, share_id: int, protocol: str, address: str) -> None:
+    async def revoke(self, account: Account, share_id: int, address: str) -> None:
         """End a link for good (it stays listed, marked revoked): a change of its owner's."""
         share = await self._owned(account, share_id)
         await require_authority_over_owner(self._store, account, share.profile_id)
         if share.revoked:
             return
         await self._store.run(share_queries.revoke_share, account.organisation.id, share_id)
-        await self._audit.change(
-            account, protocol, address, "share", share.path,
+        await self._audit.acted(
+            account,
+            "share",
             f"{clean(account.profile.username)} revoked share {share_id} of {clean(share.created_by)} "
             f"({clean(share.path)})",
-        )  # fmt: skip
+            address=address,
+            path=share.path,
+        )
 
     # -- the visitor's side -------------------------------------------------------------
 

@@ -3,6 +3,7 @@ wrong link passwords are slowed and banned like failed sign-ins."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -41,10 +42,10 @@ async def test_an_exclusive_upload_never_replaces_a_file_made_while_it_ran(core)
 
 @pytest_twisted.ensureDeferred
 async def test_drop_box_uploads_in_parallel_get_names_of_their_own(core):
-    account = await make_account(core)
+    account = dataclasses.replace(await make_account(core), protocol="web")  # as the console's sign-in makes it
     session = await core.files.session(account, "web", "127.0.0.1")
     await session.mkdir("/inbox")
-    created = await core.shares.create(account, {"path": "/inbox", "upload_only": True}, "web", "127.0.0.1")
+    created = await core.shares.create(account, {"path": "/inbox", "upload_only": True}, "127.0.0.1")
     visits = [await core.shares.visit(created["token"], "192.0.2.1") for _ in range(3)]
     writers = [await visit.open_upload("scan.pdf") for visit in visits]  # all before any commit
     assert [w.path for w in writers] == ["/inbox/scan.pdf", "/inbox/scan (1).pdf", "/inbox/scan (2).pdf"]
@@ -69,11 +70,11 @@ async def test_wrong_link_passwords_are_slowed_then_the_address_is_banned(core):
     clock.advance(time.time())
     auth = AuthService(core.store, core.audit, LoginThrottle(clock), clock)
     shares = Shares(core.store, core.files, auth, core.passwords, core.audit, core.mailer, b"k", lambda: "", clock)
-    account = await make_account(core)
+    account = dataclasses.replace(await make_account(core), protocol="web")  # as the console's sign-in makes it
     session = await core.files.session(account, "web", "127.0.0.1")
     writer = await session.open_write("/f.txt")
     await writer.commit()
-    token = (await shares.create(account, {"path": "/f.txt", "password": "link-pass-1"}, "web", "127.0.0.1"))["token"]
+    token = (await shares.create(account, {"path": "/f.txt", "password": "link-pass-1"}, "127.0.0.1"))["token"]
 
     async def attempt(password: str) -> str:
         visit = Deferred.fromCoroutine(shares.visit(token, "192.0.2.7", password=password))

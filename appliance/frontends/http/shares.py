@@ -37,7 +37,7 @@ class SharesApi(Resource):
         """Share a file or folder by link (the token is shown in this reply only)"""
         account = await self._caller(request)
         body = read_json(request)
-        created = await self.core.shares.create(account, body, account.protocol, client_address(request))
+        created = await self.core.shares.create(account, body, client_address(request))
         return reply(request, created, 201)
 
     @app.route("/<int:share_id>/", methods=["GET"])
@@ -49,16 +49,14 @@ class SharesApi(Resource):
     async def change(self, request, share_id):
         """Change a link's expiry, download limit or password"""
         account = await self._caller(request)
-        changed = await self.core.shares.change(
-            account, share_id, read_json(request), account.protocol, client_address(request)
-        )
+        changed = await self.core.shares.change(account, share_id, read_json(request), client_address(request))
         return reply(request, changed)
 
     @app.route("/<int:share_id>/", methods=["DELETE"])
     async def revoke(self, request, share_id):
         """Revoke a link"""
         account = await self._caller(request)
-        await self.core.shares.revoke(account, share_id, account.protocol, client_address(request))
+        await self.core.shares.revoke(account, share_id, client_address(request))
         request.setResponseCode(204)
         return b""
 
