@@ -123,8 +123,9 @@ class Account:
     source: Source | None
     session_id: str | None = None
     token_id: int | None = None  # the API token it acts through, when it does
-    # the door an HTTP caller signed in by, as its audit rows name it: "web" (a console
-    # session, a download link) or "api" (an API token); set by that sign-in
+    # the door an HTTP caller signed in by, as its audit rows name it (`AuditLog.acted`):
+    # "web" (a console session, a download link, a share link's visit) or "api" (an API
+    # token); set by that sign-in
     protocol: str | None = None
 
 
