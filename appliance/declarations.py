@@ -1,8 +1,10 @@
 """Request bodies declared once, as pydantic models: each field's type and bounds, what a
 new resource must give, and the rules that need neither the store nor the network.
-From one declaration come the core's checks of a body (`read`) and the schema the
-OpenAPI document publishes for it (`schema`, which the HTTP type gate holds bodies to),
-so a field added to a model is checked and documented at once.
+From one declaration come the core's checks of a body (`read`), the schema the
+OpenAPI document publishes for it (`schema`, which the HTTP type gate holds bodies to)
+and the reply the core answers with (`shown`: the declared fields but the secrets, and
+the ones only the core sets; `reply_schema` publishes it), so a field added to a model
+is checked and documented, asked and answered, at once.
 
 The core's messages are part of the API's contract (console-spec's error catalogue):
 a field says in `Hint` what to tell for a value of the wrong type or out of its
@@ -13,13 +15,15 @@ host) stay in the core's services."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import copy
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic import Field as Bounds
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from .errors import ApplianceError, Invalid
 
@@ -34,6 +38,35 @@ class Declaration(BaseModel):
     does not name are ignored (no handler reads them)."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class Shown(BaseModel):
+    """A reply: a resource as the core answers with it. A field without a default is always
+    given, one with a default only sometimes (never as that default); no other field is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# the fields only the core sets, as replies give them
+ID = Annotated[int, Bounds(ge=1)]
+MOMENT = Annotated[str, Bounds(json_schema_extra={"format": "date-time"})]
+MAYBE_MOMENT = Annotated[str | None, Bounds(json_schema_extra={"format": "date-time"})]
+
+
+def shown(declared: type[Declaration], *, leave: tuple[str, ...] = ()) -> type[Shown]:
+    """The reply of a resource `declared` declares, to extend with the fields only the core
+    sets: every field it declares but `leave` (the secrets, which a reply never echoes), as
+    declared (type, bounds, description) and always given."""
+    unknown = set(leave) - set(declared.model_fields)
+    if unknown:
+        raise ValueError(f"{declared.__name__} declares no {', '.join(sorted(unknown))}")
+    fields = {}
+    for name, info in declared.model_fields.items():
+        if name not in leave:
+            given = copy(info)
+            given.default, given.default_factory = PydanticUndefined, None
+            fields[name] = (info.annotation, given)
+    return create_model(f"{declared.__name__}Shown", __base__=Shown, __module__=declared.__module__, **fields)
 
 
 @dataclass(frozen=True)
@@ -141,10 +174,32 @@ class _WithDefaults(_Published):
         return GenerateJsonSchema.default_schema(self, schema)
 
 
+class _Replied(_Published):
+    """As _Published, for a reply: an object holds no field it does not name."""
+
+    def model_schema(self, schema):
+        return {**super().model_schema(schema), "additionalProperties": False}
+
+
 def schema(model: type[Declaration], *, creating: bool, nullable: bool = False, defaults: bool = False) -> dict:
     """The JSON Schema of a body of `model` (nested models inlined); `creating`: with the
     fields a new one must give as required; `defaults`: with each field's value when left out."""
-    found = model.model_json_schema(schema_generator=_WithDefaults if defaults else _Published)
+    found = _inlined(model.model_json_schema(schema_generator=_WithDefaults if defaults else _Published))
+    if not creating:
+        found.pop("required", None)
+    if nullable:
+        found["type"] = [found["type"], "null"]
+    return found
+
+
+def reply_schema(model: type[Shown]) -> dict:
+    """The JSON Schema of a reply of `model` (nested models inlined): closed, every field
+    required but those with a default."""
+    return _inlined(model.model_json_schema(schema_generator=_Replied))
+
+
+def _inlined(found: dict) -> dict:
+    """`found` with the models it refers to written in place."""
     definitions = found.pop("$defs", {})
 
     def inline(node):
@@ -156,9 +211,4 @@ def schema(model: type[Declaration], *, creating: bool, nullable: bool = False, 
             return [inline(value) for value in node]
         return node
 
-    found = inline(found)
-    if not creating:
-        found.pop("required", None)
-    if nullable:
-        found["type"] = [found["type"], "null"]
-    return found
+    return inline(found)

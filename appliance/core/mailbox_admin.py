@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field as Bounds
 
-from ..declarations import MAX_STRING, SQLITE_MAX, Declaration, Hint, read, refuse, rule
+from ..declarations import ID, MAX_STRING, SQLITE_MAX, Declaration, Hint, read, refuse, rule, shown
 from ..errors import Invalid, NotFound, Unavailable
 from ..mail.parsing import render_folder
 from ..models import Mailbox, to_iso
@@ -108,6 +108,16 @@ class MailboxFields(Declaration):
     move_to: MOVE_TO = ""
     interval_minutes: Annotated[int, Bounds(ge=1, le=1440), Hint("Enter a number of minutes from 1 to 1440.")] = 5
     enabled: FLAG = True
+
+
+class MailboxReply(shown(MailboxFields, leave=("password",))):
+    """A mailbox as the API shows it (`view`): what an admin gives of it but the password, and
+    what only the core sets."""
+
+    id: ID
+    source: Annotated[int | None, Bounds(ge=1)]  # as stored: the column may be empty
+    has_password: bool
+    last_run: Annotated[dict | None, Bounds(description="the latest run (MailboxService.runs), none before one")]
 
 
 def view(mailbox: Mailbox, last_run: dict | None) -> dict:

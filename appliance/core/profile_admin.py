@@ -11,7 +11,19 @@ from typing import Annotated, Literal
 from pydantic import Field as Bounds
 from twisted.conch.ssh import keys
 
-from ..declarations import MAX_STRING, SQLITE_MAX, Declaration, Hint, read, refuse, rule
+from ..declarations import (
+    ID,
+    MAX_STRING,
+    MAYBE_MOMENT,
+    MOMENT,
+    SQLITE_MAX,
+    Declaration,
+    Hint,
+    read,
+    refuse,
+    rule,
+    shown,
+)
 from ..errors import AlreadyExists, Invalid, NotFound, PermissionDenied
 from ..models import PERMISSIONS, PROTOCOLS, Profile, to_iso
 from ..storage.paths import nfc, split_path, virtual
@@ -158,6 +170,17 @@ class ProfileFields(Declaration):
         bool | None, Bounds(description="null: as the organisation says"),
         Hint("Must be true, false, or null to follow the organisation."),
     ] = None  # fmt: skip
+
+
+class ProfileReply(shown(ProfileFields, leave=("password",))):
+    """A profile as the API shows it (`view`): what an admin gives of it but the password, and
+    what only the core sets."""
+
+    id: ID
+    has_password: bool
+    expires_at: MAYBE_MOMENT  # given as a moment or "", kept as a moment or none
+    last_login: MAYBE_MOMENT
+    created_at: MOMENT
 
 
 def _not_mailed(account: Account, profile: Profile, invitation) -> str:

@@ -26,13 +26,26 @@ from typing import Annotated, Literal
 from pydantic import Field as Bounds
 from pydantic import WithJsonSchema
 
-from ..declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, refuse, rule, schema
+from ..declarations import (
+    ID,
+    MAX_STRING,
+    Declaration,
+    Hint,
+    Shown,
+    defaults,
+    in_order,
+    read,
+    refuse,
+    rule,
+    schema,
+    shown,
+)
 from ..errors import ApplianceError, Invalid, NotFound, RateLimited, Unavailable, Unreached
 from ..models import Source, from_iso, to_iso
 from ..storage.registry import SourceConfig
 from ..storage.s3 import credentials as oauth
-from ..storage.s3.config import S3Settings
-from ..storage.sftp.config import SftpSettings
+from ..storage.s3.config import S3Settings, S3SettingsReply
+from ..storage.sftp.config import SftpSettings, SftpSettingsReply
 from ..store import Store, queries
 from ..store import sign_ins as sign_in_queries
 from ..store import sources as source_queries
@@ -236,6 +249,25 @@ def in_use(profiles: int, mailboxes: int) -> str:
 OAUTH_FIELDS = ("authorize_url", "token_url", "client_id", "scope", "role_arn", "sts_endpoint")
 SIGN_IN_TIME = timedelta(minutes=10)  # from the authorize URL to the code's return
 AUTHORIZE = "authorize"  # the status of a source that waits for an admin to sign in with its provider
+STATUSES = ("unknown", "ok", "error", AUTHORIZE)
+
+
+class LocalSettingsReply(shown(LocalSettings)):
+    """A local source's config as the API shows it: its folder as an admin gives it (`shown_path`)."""
+
+
+# each type of source's config as the API shows it
+SHOWN_SETTINGS: dict[str, type[Shown]] = {"local": LocalSettingsReply, "s3": S3SettingsReply, "sftp": SftpSettingsReply}
+
+
+class SourceReply(shown(SourceFields)):
+    """A source as the API shows it (`view`): what an admin gives of it, its config as its type
+    shows it (secrets never), and what only the core sets."""
+
+    id: ID
+    config: LocalSettingsReply | SftpSettingsReply | S3SettingsReply
+    status: Literal[STATUSES]
+    last_error: str
 
 
 def folder_problem(path: Path, create: bool = False) -> str | None:

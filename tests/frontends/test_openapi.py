@@ -136,6 +136,38 @@ def test_resource_bodies_are_the_cores_declarations():
     assert set(SETTINGS) == set(INPUTS["SourcesApi.change"]["body"]["properties"]["type"]["enum"])
 
 
+# what a reply shows otherwise than an admin gives it: a moment kept as one, a column that may be
+# empty, a config as its type shows it, a fingerprint pinned on save, OAuth2 settings without their secret
+SHOWN_OTHERWISE = {("Profile", "expires_at"), ("Mailbox", "source"), ("Source", "config"),
+                   ("SftpSourceConfig", "host_key_fingerprint"), ("S3SourceConfig", "oauth")}  # fmt: skip
+SECRETS = {"password", "private_key", "secret_key", "client_secret"}
+
+
+def test_resource_replies_are_the_cores_declarations(daemon):
+    """A profile, a mailbox and a source (each type's config too) are answered as the core declares
+    them: every field an admin gives but the secrets, with its declared type and bounds, beside what
+    only the core sets; so a field added to a declaration is in the reply's schema at once."""
+    from appliance.core.mailbox_admin import MailboxFields
+    from appliance.core.profile_admin import ProfileFields
+    from appliance.core.source_admin import SETTINGS, SourceFields
+    from appliance.declarations import schema
+    from appliance.storage.s3.config import OAuthSettings
+
+    replies = Api(daemon).get("openapi.json").body["components"]["schemas"]
+    declared = [(name, replies[name]["properties"], model) for name, model in (
+        ("Profile", ProfileFields), ("Mailbox", MailboxFields), ("Source", SourceFields),
+        *((f"{kind.capitalize()}SourceConfig", settings) for kind, settings in SETTINGS.items()),
+    )]  # fmt: skip
+    declared.append(
+        ("S3SourceConfig.oauth", replies["S3SourceConfig"]["properties"]["oauth"]["properties"], OAuthSettings)
+    )
+    for name, shown, model in declared:
+        assert not SECRETS & set(shown), name
+        for field, given in schema(model, creating=False)["properties"].items():
+            if field not in SECRETS and (name, field) not in SHOWN_OTHERWISE:
+                assert shown[field] == given, (name, field)
+
+
 def test_the_consoles_source_forms_are_made_from_the_documents_config():
     """The console's source forms take each type's fields, their kind, bounds and defaults from
     ui/src/features/sources/components/sourceConfig.json: the document's config of a source, as

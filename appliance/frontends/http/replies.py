@@ -4,9 +4,11 @@ with a body, that body's JSON Schema (components/schemas of the OpenAPI document
 The schemas are closed (every field required unless named optional, no other field,
 null only where the serialiser gives null), so a serialiser that adds, drops or
 retypes a field fails schemathesis's response checks and the seeded replies of
-tests/frontends/test_openapi.py instead of surprising a generated client. Choices
-come from where the product declares them (models, the core), and the mail state
-from its dataclass, so a new choice or field reaches the document by itself.
+tests/frontends/test_openapi.py instead of surprising a generated client. A profile,
+a mailbox and a source (each type's config too) are the core's reply models, made
+from the same declarations as their request bodies (declarations.shown); other
+choices come from where the product declares them (models, the core), and the mail
+state from its dataclass, so a new choice or field reaches the document by itself.
 
 OUTPUTS is keyed like openapi.INPUTS, "<resource class>.<handler>", and holds the
 success replies (each operation must have one: a test holds every handler to it) and
@@ -24,11 +26,13 @@ from ...core.api_tokens import SCOPES
 from ...core.appliance_settings import CONFIG, CONSOLE, DEFAULT, SECRET, SECTIONS, SETTINGS
 from ...core.auth import BANNED, INVALID_CREDENTIALS
 from ...core.dashboard import PROTOCOLS as DASHBOARD_PROTOCOLS
-from ...core.mailbox_admin import CHOICES as MAILBOX_CHOICES
+from ...core.mailbox_admin import MailboxReply
+from ...core.profile_admin import ProfileReply
 from ...core.signin import FILES_REFUSED, UNAVAILABLE
-from ...core.source_admin import AUTHORIZE, OAUTH_FIELDS
+from ...core.source_admin import SHOWN_SETTINGS, SourceReply
+from ...declarations import reply_schema
 from ...mail.outbound import MailState
-from ...models import ACTIONS, LOG_PROTOCOLS, ORG_STATUSES, PERMISSIONS, PROTOCOLS
+from ...models import ACTIONS, LOG_PROTOCOLS, ORG_STATUSES, PERMISSIONS
 
 JSON = "application/json"
 TOKEN_NOT_VALID = "token_not_valid"
@@ -133,13 +137,7 @@ UNAUTHORIZED = record(
 USER = {"id": ID, "username": TEXT, "email": TEXT, "is_admin": BOOLEAN, "is_superuser": BOOLEAN}
 TOKEN_PAIR = {"access": TEXT, "refresh": TEXT}
 
-PROFILE = record(
-    id=ID, username=TEXT, email=TEXT, is_admin=BOOLEAN, active=BOOLEAN, has_password=BOOLEAN, source=MAYBE_ID,
-    home=TEXT, permissions=list_of(choice(*PERMISSIONS)), protocols=list_of(choice(*PROTOCOLS)),
-    ssh_keys=list_of(TEXT), ip_allow=list_of(TEXT), quota_bytes=MAYBE_COUNT, quota_files=MAYBE_COUNT,
-    expires_at=MAYBE_MOMENT, require_tls={"type": ["boolean", "null"], "description": "null: as the organisation says"},
-    last_login=MAYBE_MOMENT, created_at=MOMENT,
-)  # fmt: skip
+PROFILE = reply_schema(ProfileReply)
 INVITATION = {
     "oneOf": [
         record(mailed={"const": True}, detail=TEXT),
@@ -149,31 +147,13 @@ INVITATION = {
 }
 
 # a source's config as source_admin.view shows it, by type (secrets never: has_* says whether one is set)
-LOCAL_CONFIG = record(path=TEXT)
-SFTP_CONFIG = record(path=TEXT, host=TEXT, port=PORT, username=TEXT, host_key_fingerprint=TEXT,
-                     has_password=BOOLEAN, has_private_key=BOOLEAN)  # fmt: skip
-S3_CONFIG = record(
-    "oauth",
-    endpoint=TEXT, region=TEXT, bucket=TEXT, prefix=TEXT, access_key=TEXT, path_style=BOOLEAN, verify_tls=BOOLEAN,
-    has_secret_key=BOOLEAN, auth=choice("keys", "oauth2"),
-    oauth=record(**dict.fromkeys(OAUTH_FIELDS, TEXT), has_client_secret=BOOLEAN, signed_in=BOOLEAN),
-)  # fmt: skip
-SOURCE = record(
-    id=ID, name=TEXT, type=choice("local", "s3", "sftp"),
-    config={"oneOf": [ref("LocalSourceConfig"), ref("SftpSourceConfig"), ref("S3SourceConfig")]},
-    read_only=BOOLEAN, status=choice("unknown", "ok", "error", AUTHORIZE), last_error=TEXT,
-    default={**BOOLEAN, "description": "the organisation's default source, which new profiles get"},
-)  # fmt: skip
+SOURCE_CONFIGS = {f"{kind.capitalize()}SourceConfig": reply_schema(shown) for kind, shown in SHOWN_SETTINGS.items()}
+SOURCE = extended(reply_schema(SourceReply), config={"oneOf": [ref(name) for name in SOURCE_CONFIGS]})
 
 MAILBOX_RUN = record(id=ID, started_at=MOMENT, finished_at=MAYBE_MOMENT,
                      status=choice("running", "success", "partial", "failed"), messages=COUNT, files=COUNT,
                      bytes=COUNT, error=TEXT)  # fmt: skip
-MAILBOX = record(
-    id=ID, name=TEXT, host=TEXT, port=PORT, security=choice(*MAILBOX_CHOICES["security"]), verify_tls=BOOLEAN,
-    username=TEXT, has_password=BOOLEAN, folder=TEXT, source=MAYBE_ID, target_folder=TEXT,
-    keep=choice(*MAILBOX_CHOICES["keep"]), after=choice(*MAILBOX_CHOICES["after"]), move_to=TEXT,
-    interval_minutes={"type": "integer", "minimum": 1}, enabled=BOOLEAN, last_run=maybe(ref("MailboxRun")),
-)  # fmt: skip
+MAILBOX = extended(reply_schema(MailboxReply), last_run=maybe(ref("MailboxRun")))
 
 API_TOKEN = record(id=ID, name=TEXT, prefix=TEXT, scopes=list_of(choice(*SCOPES)), created_by=MAYBE_ID,
                    expires_at=MAYBE_MOMENT, last_used_at=MAYBE_MOMENT, revoked=BOOLEAN, created_at=MOMENT)  # fmt: skip
@@ -265,9 +245,7 @@ SCHEMAS: dict[str, dict] = {
     "NewProfile": extended(PROFILE, "invitation", invitation=ref("Invitation")),
     "Invitation": INVITATION,
     "ProfilePage": page_of("Profile"),
-    "LocalSourceConfig": LOCAL_CONFIG,
-    "SftpSourceConfig": SFTP_CONFIG,
-    "S3SourceConfig": S3_CONFIG,
+    **SOURCE_CONFIGS,
     "Source": SOURCE,
     "SourcePage": page_of("Source"),
     "SourceSignIn": record(url=TEXT, redirect_uri=TEXT),

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import Field as Bounds
 from pydantic import WithJsonSchema
 
-from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule, schema
+from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule, schema, shown
 from ...errors import ApplianceError, Invalid
 from ...text import control_problem
 from ...threads import Threads
@@ -167,6 +167,21 @@ class S3Settings(Declaration):
     ] = None  # fmt: skip
     access_key: _text("config.access_key") = ""
     secret_key: _secret("config.secret_key", "config.secret_key must be the access key's secret.", rule(_given)) = ""
+
+
+class OAuthSettingsReply(shown(OAuthSettings, leave=("client_secret",))):
+    """config.oauth as the API shows it: the client secret only as given or not, and whether an
+    admin has signed in (the provider's refresh token is never shown)."""
+
+    has_client_secret: bool
+    signed_in: bool
+
+
+class S3SettingsReply(shown(S3Settings, leave=("secret_key", "oauth"))):
+    """An S3 source's config as the API shows it: the secret key only as given or not."""
+
+    has_secret_key: bool
+    oauth: OAuthSettingsReply = None  # only when auth is oauth2
 
 
 class S3Config:

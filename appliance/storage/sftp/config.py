@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import Field as Bounds
 from twisted.conch.ssh import keys
 
-from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule
+from ...declarations import MAX_STRING, Declaration, Hint, defaults, in_order, read, rule, shown
 from ...errors import ApplianceError, Invalid, Unreached
 from ...text import control_problem
 from .client import Remote, RemoteProblem, RemoteSources, normalise_fingerprint
@@ -82,6 +82,14 @@ class SftpSettings(Declaration):
     host_key_fingerprint: Annotated[
         str | None, Bounds(max_length=MAX_STRING), Hint(FINGERPRINT_HINT), rule(_fingerprint)
     ] = None  # fmt: skip
+
+
+class SftpSettingsReply(shown(SftpSettings, leave=("password", "private_key"))):
+    """An SFTP source's config as the API shows it: the secrets only as given or not."""
+
+    host_key_fingerprint: str  # pinned when the source is saved
+    has_password: bool
+    has_private_key: bool
 
 
 class SftpConfig:
