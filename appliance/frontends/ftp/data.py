@@ -27,6 +27,7 @@ from twisted.internet.interfaces import IConnector, IListeningPort
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
+from ...core.tls import resumes
 from ...deferreds import spawn
 from ...errors import ClientGone
 from ..tcp_state import peer_has_closed
@@ -44,6 +45,12 @@ from .transfer import (
 )
 
 log = Logger()
+
+NOT_RESUMED = (
+    "The data connection did not resume the control connection's TLS session, so it was refused "
+    "(it may not be yours). Use a client that reuses the TLS session on data connections "
+    "(FileZilla, lftp, curl), or ask the administrator to set [ftp] require_tls_session_reuse = false."
+)
 
 DATA_CONNECT_TIMEOUT = 30  # seconds for a data connection to be made
 FAILURE_LINGER = 0.25  # seconds between a failed upload's reply and resetting its data connection
@@ -77,12 +84,11 @@ def _stop_listening(port) -> None:
 
 
 class DataConnections:
-    """The data connection set-up and the transfers for FTPSession.
+    """The transfers for FTPSession, over the data connection set-up of its
+    DataChannels (`data`).
 
-    State: `dtpFactory`, `dtpPort`, `dtpInstance` (ftp.FTP's names for the set-up),
-    `_door`, `_door_port`, `_door_timer` (the passive port kept for the next PASV/EPSV),
-    `_rest` (REST's offset), `_transfer` (the running Transfer), `_aborted` (an ABOR
-    came during it) and `_epsv_all` (EPSV ALL was sent).
+    State: `_rest` (REST's offset), `_transfer` (the running Transfer) and `_aborted`
+    (an ABOR came during it).
     """
 
     # -- transfers ---------------------------------------------------------------------------
@@ -99,8 +105,8 @@ class DataConnections:
 
     async def ftp_RETR(self, path):
         rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             target = self.files.resolve(path)
             source = await self.shell.openForReading(segments(target))
             sent = None
@@ -123,14 +129,14 @@ class DataConnections:
 
     async def ftp_STOR(self, path):
         rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             return await self._receive(path, rest, append=False)
 
     async def ftp_APPE(self, path):
         rest, self._rest = self._rest, 0
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             return await self._receive(path, rest, append=True)
 
     async def _receive(self, path: str, rest: int, append: bool):
@@ -142,7 +148,7 @@ class DataConnections:
             if offset > upload.size:
                 return 554, f"Cannot restart at byte {rest}: {target} has only {upload.size} bytes."
             self.reply_code(150, f"Ok to send data for {target}.")
-            channel = await self._open_channel()
+            channel = await self.data.open()
             consumer = await upload.receive(offset)
             transfer = self._begin(channel)
             consumer.on_data = transfer.progress
@@ -195,7 +201,7 @@ class DataConnections:
 
     async def _send(self, source: ReadFile, offset: int = 0) -> int:
         """Send `source` over the data connection; return the bytes sent."""
-        channel = await self._open_channel()
+        channel = await self.data.open()
         transfer = self._begin(channel)
         try:
             try:
@@ -232,14 +238,13 @@ class DataConnections:
         if self._transfer is not None:
             self._transfer.cancel(why)
             return True
-        if self.dtpFactory is not None and self.dtpFactory.channel is None:
-            self.dtpFactory.close(why)
+        if self.data.stop_waiting(why):
             return self._busy
         return False
 
     def ftp_ABOR(self):
         aborted, self._aborted = self._aborted, False
-        self._reset_data()
+        self.data.reset()
         if aborted:
             return 226, "Abort successful."
         return 225, "No transfer to abort."
@@ -247,77 +252,180 @@ class DataConnections:
     def ftp_ALLO(self, arg=""):
         return 202, "No storage allocation necessary."
 
-    def _data_command(self) -> DataCommand:
-        """A data command uses up the data connection set-up, whatever its outcome."""
-        return DataCommand(self._reset_data)
 
-    # -- data connections ----------------------------------------------------------------------
+class DataChannels:
+    """The data connection set-up of one FTP session: PASV, EPSV, PORT and EPRT, the
+    passive port kept between transfers, EPSV ALL, and the protection of data
+    connections (PBSZ, PROT) with the TLS session they must resume.
 
-    def _need_data_setup(self) -> None:
-        if self.dtpFactory is None:
+    A transfer asks it for the data connection (`need`, `open`, `command`) and it
+    forgets each set-up once used (`reset`). What it knows of the control connection
+    is handed in: the peer's address, the local one (`local_host`, asked when first
+    needed) and the control connection's TLS (`control_tls`: its OpenSSL connection,
+    None once it is gone); AUTH TLS hands it the session's context (`secure`).
+    """
+
+    def __init__(
+        self,
+        clock,
+        *,
+        ports: range,
+        masquerade: str | None,
+        peer_host: str,
+        local_host: Callable[[], str],
+        control_tls: Callable[[], object],
+        require_tls_session_reuse: bool,
+    ):
+        self._clock = clock
+        self._ports = ports
+        self._masquerade = masquerade
+        self._peer = peer_host
+        self._local_host = local_host
+        self._control_tls = control_tls
+        self._require_reuse = require_tls_session_reuse
+        self._factory: DataChannelFactory | None = None  # the set-up of the moment
+        self._port = None  # its listening port (the door's, or one of its own) or PORT's connector
+        self._epsv_all = False  # EPSV ALL: no PASV, PORT or EPRT from now on
+        self._context = None  # the session's PinnedContext, once AUTH TLS ran
+        self._protection = "C"  # PROT: C (clear) or P (TLS) data connections
+        self._door: PassiveDoor | None = None  # the factory of the passive port, kept between transfers
+        self._door_port = None
+        self._door_number = 0  # the passive port's number (read once: a system call each time)
+        self._door_timer = None
+
+    # -- for the transfers -------------------------------------------------------------------
+
+    def need(self) -> None:
+        """Raise unless a set-up (PASV, EPSV, PORT, EPRT) waits for a data command."""
+        if self._factory is None:
             raise DataConnectionFailed("Use PASV, EPSV, PORT or EPRT first.")
 
-    async def _open_channel(self):
-        factory = self.dtpFactory
+    def command(self) -> DataCommand:
+        """A data command uses up the data connection set-up, whatever its outcome."""
+        return DataCommand(self.reset)
+
+    async def open(self):
+        """The set-up's data connection (a DataChannel), once made."""
+        factory = self._factory
         if factory is None:
             raise DataConnectionFailed("The data connection was closed; use PASV or PORT again.")
         d = factory.when_connected()
         if d.called:  # the client connected right after PASV, as most do: no timer to set and cancel
             return await d
-        d.addTimeout(DATA_CONNECT_TIMEOUT, self.clock)
+        d.addTimeout(DATA_CONNECT_TIMEOUT, self._clock)
         try:
             return await d
         except defer.TimeoutError:
             raise DataConnectionFailed(f"No data connection within {DATA_CONNECT_TIMEOUT} seconds.") from None
 
-    def _reset_data(self) -> None:
+    def stop_waiting(self, why: str) -> bool:
+        """End the wait for a data connection not made yet; True if one was waited for."""
+        if self._factory is not None and self._factory.channel is None:
+            self._factory.close(why)
+            return True
+        return False
+
+    def reset(self) -> None:
         """Forget the data connection set-up (listening port, connector, channel)."""
-        factory, port, channel = self.dtpFactory, self.dtpPort, self.dtpInstance
-        self.dtpFactory = self.dtpPort = self.dtpInstance = None
+        factory, port = self._factory, self._port
+        self._factory = self._port = None
         if port is not None and port is self._door_port:
             self._door.current = None  # connections are refused until the next PASV/EPSV
             self._close_door_later()
         elif IListeningPort.providedBy(port):
             # a tick later: at shutdown the reactor is closing every port itself meanwhile,
             # and a Twisted Port closed twice in one tick fails (a traceback in the log)
-            self.clock.callLater(0, _stop_listening, port)
+            self._clock.callLater(0, _stop_listening, port)
         elif IConnector.providedBy(port):
             port.disconnect()
-        if factory is not None:
-            factory.close("The data connection set-up was replaced or closed.")
-            channel = channel or factory.channel
+        if factory is None:
+            return
+        factory.close("The data connection set-up was replaced or closed.")
+        channel = factory.channel
         if channel is not None and channel.isConnected:
-            channel.close_idle(self.clock, CLOSE_GRACE)
+            channel.close_idle(self._clock, CLOSE_GRACE)
 
-    def getDTPPort(self, factory, interface=""):
+    def close(self) -> None:
+        """The control connection is gone: the set-up and the passive port go too."""
+        self.reset()
+        self._close_door()
+        self._epsv_all = False
+
+    # -- for the data connections (DataChannelFactory's `pi`) ----------------------------------
+
+    def secure(self, context, protection: str) -> None:
+        """AUTH TLS ran: data connections may use its context, PROT `protection` for now."""
+        self._context = context
+        self._protection = protection
+
+    def tls(self):
+        """The TLS context for a data connection made now (PROT P), or None (clear)."""
+        return self._context if self._protection == "P" else None
+
+    def tls_refusal(self, data) -> str | None:
+        """Why a TLS data connection whose handshake just finished (`data`: its
+        OpenSSL connection) is refused, or None when it may carry this session's data."""
+        if not self._require_reuse:
+            return None
+        control = self._control_tls()  # None once the control connection is gone
+        if control is not None and resumes(data, control):
+            return None
+        return NOT_RESUMED
+
+    # -- FTPS (RFC 4217): the data connections' protection ----------------------------------------
+
+    def ftp_PBSZ(self, size=""):
+        if self._context is None:
+            return 503, "PBSZ needs AUTH TLS first."
+        if not size.strip().isdigit():
+            raise BadArgument("PBSZ needs a buffer size (0 for TLS).")
+        return 200, "PBSZ=0"
+
+    def ftp_PROT(self, level=""):
+        level = level.strip().upper()
+        if self._context is None:
+            return 503, "PROT needs AUTH TLS first."
+        if level == "P":
+            self._protection = "P"
+            return 200, "PROT P: data connections use TLS."
+        if level == "C":
+            self._protection = "C"
+            return 200, "PROT C: data connections are not encrypted."
+        if level in ("S", "E"):
+            return 536, f"PROT {level} is not supported: use PROT P (TLS) or PROT C (clear)."
+        return 504, "PROT needs P (TLS) or C (clear)."
+
+    # -- passive and active set-up ---------------------------------------------------------------
+
+    def _listen(self, factory, interface: str):
         """Listen on a free port of the passive range, trying from a random point."""
-        ports = self.passivePortRange
+        ports = self._ports
         start = random.randrange(len(ports))
         for i in range(len(ports)):
             try:
-                return self.clock.listenTCP(ports[(start + i) % len(ports)], factory, interface=interface)
+                return self._clock.listenTCP(ports[(start + i) % len(ports)], factory, interface=interface)
             except error.CannotListenError:
                 continue
         raise DataConnectionFailed("No passive port is free right now; try again later.")
 
     def _passive(self) -> int:
-        self._reset_data()
-        factory = DataChannelFactory(self, self._peer_host(), self.clock)
+        self.reset()
+        factory = DataChannelFactory(self, self._peer, self._clock)
         if self._door_port is None:
             # On the control connection's own address: never on every interface.
             self._door = PassiveDoor()
-            self._door_port = self.getDTPPort(self._door, interface=self._local_host())
+            self._door_port = self._listen(self._door, interface=self._local_host())
             self._door_number = self._door_port.getHost().port
         elif self._door_timer is not None:
             self._door_timer.cancel()
             self._door_timer = None
         self._door.current = factory
-        self.dtpFactory, self.dtpPort = factory, self._door_port
+        self._factory, self._port = factory, self._door_port
         return self._door_number
 
     def _close_door_later(self) -> None:
         if self._door_timer is None:
-            self._door_timer = self.clock.callLater(PASSIVE_LINGER, self._close_door)
+            self._door_timer = self._clock.callLater(PASSIVE_LINGER, self._close_door)
 
     def _close_door(self) -> None:
         """Close the session's passive port (its linger ran out, or the session ended)."""
@@ -328,7 +436,7 @@ class DataConnections:
         if port is not None:
             self._door.current = None
             # a tick later: at shutdown the reactor is closing every port itself meanwhile
-            self.clock.callLater(0, _stop_listening, port)
+            self._clock.callLater(0, _stop_listening, port)
 
     def _local_family(self) -> int:
         host = self._local_host()
@@ -337,7 +445,7 @@ class DataConnections:
     def ftp_PASV(self):
         if self._epsv_all:
             return 503, "PASV is not allowed after EPSV ALL."
-        host = self.masquerade or plain_host(self._local_host())
+        host = self._masquerade or plain_host(self._local_host())
         if ":" in host:
             return 502, "PASV works only over IPv4: use EPSV."
         port = self._passive()
@@ -377,17 +485,17 @@ class DataConnections:
         return self._active("EPRT", str(ip), port)
 
     def _active(self, command: str, host: str, port: int):
-        peer = self._peer_host()
+        peer = self._peer
         # The bounce defence: data goes only back to the client, never to a third party.
         if plain_host(host) != peer:
             return 504, f"{command} refused: data connections go only to your own address ({peer})."
         if port < 1024:
             return 504, f"{command} refused: ports below 1024 are not allowed."
-        self._reset_data()
-        factory = DataChannelFactory(self, peer, self.clock, passive=False)
+        self.reset()
+        factory = DataChannelFactory(self, peer, self._clock, passive=False)
         local = self._local_host()
-        self.dtpPort = self.clock.connectTCP(host, port, factory, timeout=DATA_CONNECT_TIMEOUT, bindAddress=(local, 0))
-        self.dtpFactory = factory
+        self._port = self._clock.connectTCP(host, port, factory, timeout=DATA_CONNECT_TIMEOUT, bindAddress=(local, 0))
+        self._factory = factory
         return 200, f"{command} command successful."
 
 

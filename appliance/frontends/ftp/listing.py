@@ -221,8 +221,8 @@ class Listings:
         return "dir", await shell.list_in_order(parts)
 
     async def ftp_LIST(self, arg=""):
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             path = self._strip_options(arg)
             options = arg[: len(arg) - len(path)]
             if re.search(r"(^|\s)-\w*d", options):  # ls -d: the folder itself, not what is in it
@@ -234,8 +234,8 @@ class Listings:
             return await self._send_listing(entries, LsLines(self.clock.seconds()))
 
     async def ftp_NLST(self, arg=""):
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             arg = self._strip_options(arg)
             what, entries = await self._entries(arg)
             # A pattern's matches are paths, as the shell expands them: "sub/*.txt" gives
@@ -248,8 +248,8 @@ class Listings:
             return await self._send_listing(entries, names)
 
     async def ftp_MLSD(self, arg=""):
-        self._need_data_setup()
-        async with self._data_command():
+        self.data.need()
+        async with self.data.command():
             perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":

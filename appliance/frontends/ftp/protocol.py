@@ -30,7 +30,7 @@ from twisted.protocols import ftp
 
 from ..tcp_send import send_now
 from .commands import ALIASES, FEATURES, FileCommands, quote_path
-from .data import CLOSE_GRACE, KEEP_REST, DataConnections
+from .data import CLOSE_GRACE, KEEP_REST, DataChannels, DataConnections
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
 from .signin import PinnedContext, SignIn
@@ -84,6 +84,7 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
 
     def __init__(self):
         self.files: FileCommands | None = None  # from the sign-in
+        self.data: DataChannels | None = None  # from connectionMade
         self._queue: deque[bytes] = deque()
         self._busy = False
         self._draining = False
@@ -96,18 +97,24 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
         self._command = ""
         self._ticket = None
         self._tls: PinnedContext | None = None  # set by AUTH TLS
-        self._protection = "C"  # PROT: C (clear) or P (TLS) data connections
         self._hang_up_timer = None
         self._grace = None  # until the sign-in: the connection closes when it runs out
         self._username = ""  # USER's, for PASS
-        self._epsv_all = False  # EPSV ALL: no PASV, PORT or EPRT from now on
-        self._door = None  # data.PassiveDoor: the factory of the passive port, kept between transfers
-        self._door_port = None
-        self._door_number = 0  # the passive port's number (read once: a system call each time)
-        self._door_timer = None
         self._local: str | None = None  # the control connection's own address, once asked
 
     # -- connection ------------------------------------------------------------------
+
+    def connectionMade(self):
+        self.data = DataChannels(
+            self.clock,
+            ports=self.passivePortRange,
+            masquerade=self.masquerade,
+            peer_host=self._peer_host(),
+            local_host=self._local_host,
+            control_tls=self._control_tls,
+            require_tls_session_reuse=self.require_tls_session_reuse,
+        )
+        super().connectionMade()  # SignIn's: admission
 
     def connectionLost(self, reason):
         self._lost = True
@@ -118,14 +125,12 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
             self._ticket.close()
         self._queue.clear()
         self._abort_transfer("The control connection was lost.")
-        self._reset_data()
-        self._close_door()
+        self.data.close()
         self.setTimeout(None)
         if self.shell is not None:
             self.shell.logout()
         self.shell = None
         self.files = None
-        self._epsv_all = False
 
     def callLater(self, period, func):  # TimeoutMixin: the injected clock
         return self.clock.callLater(period, func)
@@ -154,6 +159,10 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
 
     def _peer_host(self) -> str:
         return plain_host(self.transport.getPeer().host)
+
+    def _control_tls(self):
+        """The control connection's OpenSSL connection (after AUTH TLS), None once it is gone."""
+        return None if self._lost else self.transport.getHandle()
 
     def _local_host(self) -> str:
         """The control connection's own address (asked of the kernel once: it never changes)."""
@@ -281,7 +290,7 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
 
     def _parts(self) -> tuple:
         """Who answers commands: the parts first, then the session itself."""
-        return (self.files, self) if self.files is not None else (self,)
+        return tuple(part for part in (self.files, self.data, self) if part is not None)
 
     def _owner(self, cmd: str):
         """The part whose ftp_<cmd> answers `cmd`, or None."""
@@ -318,7 +327,12 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
     def ftp_HELP(self, arg=""):
         # what is answered: the ftp_ methods of the parts and their X aliases, less SITE
         # (whose every command is refused, 502, as a command not in HELP is)
-        answered = {name[4:] for part in (FileCommands, type(self)) for name in dir(part) if name.startswith("ftp_")}
+        answered = {
+            name[4:]
+            for part in (FileCommands, DataChannels, type(self))
+            for name in dir(part)
+            if name.startswith("ftp_")
+        }
         commands = sorted(answered - {"SITE"} | set(ALIASES))
         self.reply_lines(214, "Commands recognised:", [" ".join(commands)], "Help OK.")
 

@@ -1,19 +1,15 @@
 """Sign-in and TLS on the control connection: admission as the client connects,
 the access control commands (RFC 959 4.1.1: USER, PASS), the login grace, and
-explicit FTPS (RFC 4217: AUTH, PBSZ, PROT, CCC).
+explicit FTPS on the control connection (RFC 4217: AUTH, CCC; data.py has PBSZ and PROT).
 
 - admission: a banned address is refused as it connects (no password check), and
   the core's connection limits hand out a ticket (or refuse);
 - sign-in goes through the portal with the peer's address, no anonymous access,
   and the core's bound on refused sign-ins per connection (the ticket's); a client
   that never signs in is closed after [ftp] login_grace_time;
-- AUTH TLS starts TLS on this connection with a context of its own (core.tls), PBSZ/PROT
-  choose TLS for data connections, CCC is refused, and [ftp] require_tls refuses
-  USER before AUTH TLS;
-- a TLS data connection must resume the control connection's TLS session (vsftpd's
-  require_ssl_reuse; FileZilla, lftp and curl do): another client at the same address
-  cannot take a session's data connection, since it has no session of that context to
-  resume. [ftp] require_tls_session_reuse = false relaxes it for clients that never resume.
+- AUTH TLS starts TLS on this connection with a context of its own (core.tls), which
+  its data connections use under PROT P (data.DataChannels); CCC is refused, and [ftp]
+  require_tls refuses USER before AUTH TLS.
 """
 
 from __future__ import annotations
@@ -26,11 +22,9 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from ...core.auth import TOO_MANY_ATTEMPTS
-from ...core.tls import resumes
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
 from .commands import FileCommands
-from .errors import BadArgument
 from .shell import IFilesShell
 
 log = Logger()
@@ -38,11 +32,6 @@ log = Logger()
 # AUTH TLS (RFC 4217) and its aliases; SSL and TLS-P (older drafts) imply PROT P.
 AUTH_MECHANISMS = {"TLS": "C", "TLS-C": "C", "SSL": "P", "TLS-P": "P"}
 TLS_REQUIRED = "This server requires FTPS: send AUTH TLS before USER (plain-text FTP passwords are refused)."
-NOT_RESUMED = (
-    "The data connection did not resume the control connection's TLS session, so it was refused "
-    "(it may not be yours). Use a client that reuses the TLS session on data connections "
-    "(FileZilla, lftp, curl), or ask the administrator to set [ftp] require_tls_session_reuse = false."
-)
 
 
 @implementer(IOpenSSLContextFactory)
@@ -62,8 +51,8 @@ class SignIn:
     """Admission, USER/PASS and FTPS for FTPSession.
 
     State (set in FTPSession.__init__): `_ticket` (the core's connection ticket),
-    `_grace` (the login grace timer), `_username` (USER's),
-    `_tls` (the PinnedContext once AUTH TLS ran) and `_protection` (PROT: C or P).
+    `_grace` (the login grace timer), `_username` (USER's) and
+    `_tls` (the PinnedContext once AUTH TLS ran, handed to the data connections).
     """
 
     # -- admission ---------------------------------------------------------------------
@@ -209,47 +198,12 @@ class SignIn:
             )
         self.transport.startTLS(context)
         self._tls = context
-        self._protection = AUTH_MECHANISMS[name]
+        self.data.secure(context, AUTH_MECHANISMS[name])
         if self.state == self.INAUTH:
             self.state = self.UNAUTH  # a USER sent in plain text is forgotten: send it again
         return None
-
-    def ftp_PBSZ(self, size=""):
-        if self._tls is None:
-            return 503, "PBSZ needs AUTH TLS first."
-        if not size.strip().isdigit():
-            raise BadArgument("PBSZ needs a buffer size (0 for TLS).")
-        return 200, "PBSZ=0"
-
-    def ftp_PROT(self, level=""):
-        level = level.strip().upper()
-        if self._tls is None:
-            return 503, "PROT needs AUTH TLS first."
-        if level == "P":
-            self._protection = "P"
-            return 200, "PROT P: data connections use TLS."
-        if level == "C":
-            self._protection = "C"
-            return 200, "PROT C: data connections are not encrypted."
-        if level in ("S", "E"):
-            return 536, f"PROT {level} is not supported: use PROT P (TLS) or PROT C (clear)."
-        return 504, "PROT needs P (TLS) or C (clear)."
 
     def ftp_CCC(self):
         if self._tls is None:
             return 503, "CCC: this connection is not encrypted."
         return 534, "CCC refused: the control connection stays encrypted."
-
-    def data_tls(self) -> PinnedContext | None:
-        """The TLS context for a data connection made now (PROT P), or None (clear)."""
-        return self._tls if self._protection == "P" else None
-
-    def data_tls_refusal(self, data) -> str | None:
-        """Why a TLS data connection whose handshake just finished (`data`: its
-        OpenSSL connection) is refused, or None when it may carry this session's data."""
-        if not self.require_tls_session_reuse:
-            return None
-        control = None if self._lost else self.transport.getHandle()  # None once the connection is gone
-        if control is not None and resumes(data, control):
-            return None
-        return NOT_RESUMED

@@ -70,7 +70,7 @@ class TLSHandshakeFailed(ConnectionLost):
 
 class TLSSessionRefused(ConnectionLost):
     """A TLS data connection was refused after its handshake: it did not resume the
-    control connection's TLS session (SignIn.data_tls_refusal says why)."""
+    control connection's TLS session (data.DataChannels.tls_refusal says why)."""
 
     def __str__(self) -> str:
         return self.args[0] if self.args else "The TLS data connection was refused."
@@ -242,7 +242,7 @@ class DataChannel(ftp.DTP):
         return Failure(TruncatedTLS())
 
     def handshakeCompleted(self) -> None:  # IHandshakeListener, called by the TLS layer
-        refusal = self.pi.data_tls_refusal(self.transport.getHandle())
+        refusal = self.pi.tls_refusal(self.transport.getHandle())
         if refusal is not None:
             self._refuse(refusal)
             return
@@ -349,7 +349,7 @@ class DataChannelFactory(ftp.DTPFactory):
     direction it was opened, with the control connection's context (one of its
     own): the client resumes the control connection's session (FileZilla, lftp
     and curl do), and one that does not is refused as its handshake ends
-    (SignIn.data_tls_refusal). Someone else at the client's address who took a
+    (data.DataChannels.tls_refusal). Someone else at the client's address who took a
     passive port first has no session of that context to resume: refused before
     any transfer used it, the port waits for the client's own connection (that
     refusal answers a transfer that comes while none is there); refused once a
@@ -384,7 +384,7 @@ class DataChannelFactory(ftp.DTPFactory):
             return None
         self._phase = CONNECTED
         self.cancelTimeout()
-        tls = self.pi.data_tls()  # the PROT level when the connection is made
+        tls = self.pi.tls()  # the PROT level when the connection is made
         channel = DataChannel(secure=tls is not None)
         channel.factory = self
         channel.pi = self.pi
@@ -404,8 +404,6 @@ class DataChannelFactory(ftp.DTPFactory):
         log.warn("refused two FTP data connections from {host} for one passive set-up", host=self.peerHost)
         self._phase = FAILED
         self.channel = None
-        if self.pi.dtpInstance is channel:
-            self.pi.dtpInstance = None
         self._fail(DataConnectionFailed(TWO_CONNECTIONS))
         channel.abort()
 
@@ -414,7 +412,6 @@ class DataChannelFactory(ftp.DTPFactory):
 
     def channel_made(self, channel: DataChannel) -> None:
         self.channel = channel
-        self.pi.dtpInstance = channel
         waiters, self._waiters = self._waiters, []
         self._taken = bool(waiters)
         for d in waiters:
@@ -430,8 +427,6 @@ class DataChannelFactory(ftp.DTPFactory):
         self._refusal = why
         if self._passive and channel is self.channel and not self._taken and self._phase == CONNECTED:
             self.channel = None  # no transfer has it: the port takes the next connection
-            if self.pi.dtpInstance is channel:
-                self.pi.dtpInstance = None
             self._phase = WAITING
 
     def clientConnectionFailed(self, connector, reason):
