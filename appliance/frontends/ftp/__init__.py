@@ -4,8 +4,9 @@
 things FTP uses of the core (FtpCore). The pieces:
 login.py (the shared cred adapter over core.signin, its session as a CoreShell),
 shell.py (a core FileSession behind the commands' file calls), protocol.py (the control
-connection and its interpreter, FTPSession, put together from signin.py,
-commands.py, data.py and listing.py: one part of the protocol each), transfer.py
+connection and its interpreter, FTPSession, which holds its parts: the data
+connection set-up and the transfers (data.py), the file commands (commands.py) and
+the listings (listing.py), each owning its state; signin.py signs in), transfer.py
 (data connections and transfers with backpressure), errors.py (the one mapping
 of core errors to FTP replies) and twisted_private.py (the one place that uses
 Twisted's private names).

@@ -1,6 +1,7 @@
-"""Data connections and transfers: passive and active set-up (RFC 959 4.1.2 PASV
-and PORT, RFC 2428 EPSV and EPRT), the transfer commands (REST from RFC 3659,
-RETR, STOR, APPE, ABOR, ALLO) and the watch on a running transfer; transfer.py
+"""Data connections and transfers: passive and active set-up (DataChannels: RFC 959
+4.1.2 PASV and PORT, RFC 2428 EPSV and EPRT, RFC 4217 PBSZ and PROT), the transfer
+commands (Transfers: REST from RFC 3659, RETR, STOR, APPE, ABOR, ALLO) and the watch
+on a running transfer; transfer.py
 holds the data connection itself and the files moved over it.
 
 - passive ports come from the configured range, on the control connection's local
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from twisted.internet import defer, error, protocol
 from twisted.internet.interfaces import IConnector, IListeningPort
@@ -30,9 +32,11 @@ from twisted.protocols import ftp
 from ...core.tls import resumes
 from ...deferreds import spawn
 from ...errors import ClientGone
-from ..tcp_state import peer_has_closed
 from .errors import BadArgument, DataConnectionFailed, DataConnectionRefused, TransferAborted, ftp_reply
 from .shell import segments
+
+if TYPE_CHECKING:
+    from .commands import FileCommands
 from .transfer import (
     DataChannelFactory,
     ReadFile,
@@ -83,15 +87,61 @@ def _stop_listening(port) -> None:
         spawn(defer.maybeDeferred(port.stopListening), "closing a passive FTP port")
 
 
-class DataConnections:
-    """The transfers for FTPSession, over the data connection set-up of its
-    DataChannels (`data`).
+class Transfers:
+    """The transfer commands of one signed-in FTP session (REST, RETR, STOR, APPE,
+    ABOR, ALLO), over the data connections of its DataChannels (`data`) and the files
+    of its FileCommands (`files`).
 
-    State: `_rest` (REST's offset), `_transfer` (the running Transfer) and `_aborted`
-    (an ABOR came during it).
+    It owns REST's offset, the running transfer and whether an ABOR came during it.
+    What it needs of the control connection is handed in: `reply` (a reply line, for
+    the 150 before the data and a failure told before the data connection goes),
+    `idle` (the control connection's idle timeout on (True) or off while a transfer
+    runs, which has its own stall timer) and `client_there` (whether the client is
+    still connected, asked as an upload commits).
     """
 
-    # -- transfers ---------------------------------------------------------------------------
+    def __init__(
+        self,
+        files: FileCommands,
+        data: DataChannels,
+        clock,
+        *,
+        timeout: float,
+        reply: Callable[[int, str], None],
+        idle: Callable[[bool], None],
+        client_there: Callable[[], bool],
+    ):
+        self._files = files
+        self._data = data
+        self._clock = clock
+        self._timeout = timeout
+        self._reply = reply
+        self._idle = idle
+        self._client_there = client_there
+        self._rest = 0
+        self._transfer: Transfer | None = None
+        self._aborted = False
+
+    @property
+    def running(self) -> bool:
+        """A transfer is moving data."""
+        return self._transfer is not None
+
+    def forget_rest(self) -> None:
+        """A command that a REST does not hold across came: the offset is forgotten."""
+        self._rest = 0
+
+    def abort(self, why: str) -> bool:
+        """End the running transfer, or the wait for its data connection; True if there was either."""
+        if self._transfer is not None:
+            self._transfer.cancel(why)
+            return True
+        return self._data.stop_waiting(why)
+
+    def client_abort(self) -> None:
+        """ABOR came while a command ran: end its transfer, and answer the ABOR with 226."""
+        if self.abort("Transfer aborted by the client."):
+            self._aborted = True
 
     def ftp_REST(self, arg):
         try:
@@ -105,22 +155,22 @@ class DataConnections:
 
     async def ftp_RETR(self, path):
         rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
-        self.data.need()
-        async with self.data.command():
-            target = self.files.resolve(path)
-            source = await self.shell.openForReading(segments(target))
+        self._data.need()
+        async with self._data.command():
+            target = self._files.resolve(path)
+            source = await self._files.shell.openForReading(segments(target))
             sent = None
             try:
                 if rest > source.size:
                     return 554, f"Cannot restart at byte {rest}: {target} has only {source.size} bytes."
-                self.reply_code(150, f"Opening data connection for {target} ({source.size - rest} bytes).")
-                sent = await self._send(source, rest)
+                self._reply(150, f"Opening data connection for {target} ({source.size - rest} bytes).")
+                sent = await self.send(source, rest)
             finally:
                 if sent is None:
                     await source.close()
             # The client has every byte: tell it now; the close writes the download's
             # audit row behind the client's next commands (FileSession's rule)
-            self.reply_code(226, f"Transfer complete: {sent} bytes sent.")
+            self._reply(226, f"Transfer complete: {sent} bytes sent.")
             try:
                 await source.close()
             except Exception:  # noqa: BLE001 - answered already: nothing to tell the client
@@ -129,26 +179,26 @@ class DataConnections:
 
     async def ftp_STOR(self, path):
         rest, self._rest = self._rest, 0  # used up by this STOR, even a refused one
-        self.data.need()
-        async with self.data.command():
+        self._data.need()
+        async with self._data.command():
             return await self._receive(path, rest, append=False)
 
     async def ftp_APPE(self, path):
         rest, self._rest = self._rest, 0
-        self.data.need()
-        async with self.data.command():
+        self._data.need()
+        async with self._data.command():
             return await self._receive(path, rest, append=True)
 
     async def _receive(self, path: str, rest: int, append: bool):
-        target = self.files.resolve(path)
-        upload = await self.shell.openForWriting(segments(target), resume=append or rest > 0)
+        target = self._files.resolve(path)
+        upload = await self._files.shell.openForWriting(segments(target), resume=append or rest > 0)
         committed = False
         try:
             offset = upload.size if append else rest
             if offset > upload.size:
                 return 554, f"Cannot restart at byte {rest}: {target} has only {upload.size} bytes."
-            self.reply_code(150, f"Ok to send data for {target}.")
-            channel = await self.data.open()
+            self._reply(150, f"Ok to send data for {target}.")
+            channel = await self._data.open()
             consumer = await upload.receive(offset)
             transfer = self._begin(channel)
             consumer.on_data = transfer.progress
@@ -162,7 +212,7 @@ class DataConnections:
                     # the reset first takes it for a network error and retries.
                     consumer.stop()
                     channel.pauseProducing()
-                    self.reply_code(*ftp_reply(outcome[1]))
+                    self._reply(*ftp_reply(outcome[1]))
                     await self._sleep(FAILURE_LINGER)
                     channel.abort()
                     await consumer.drained()
@@ -181,9 +231,8 @@ class DataConnections:
                 # disk thread and the file's fsync came between), not of the reactor, which
                 # may deliver that end a turn or a few ms after this one. The commit asks
                 # it on the disk thread, between the fsync and the rename: one trip.
-                control = self._control_socket
                 try:
-                    await upload.close(lambda: not (self._lost or peer_has_closed(control)))
+                    await upload.close(self._client_there)
                 except ClientGone:
                     return None  # dropped (its temporary file removed): nobody to answer
                 committed = True
@@ -196,12 +245,12 @@ class DataConnections:
 
     async def _sleep(self, seconds: float) -> None:
         d = defer.Deferred()
-        self.clock.callLater(seconds, d.callback, None)
+        self._clock.callLater(seconds, d.callback, None)
         await d
 
-    async def _send(self, source: ReadFile, offset: int = 0) -> int:
+    async def send(self, source: ReadFile, offset: int = 0) -> int:
         """Send `source` over the data connection; return the bytes sent."""
-        channel = await self.data.open()
+        channel = await self._data.open()
         transfer = self._begin(channel)
         try:
             try:
@@ -222,29 +271,19 @@ class DataConnections:
             self._end(transfer)
 
     def _begin(self, channel) -> Transfer:
-        self.setTimeout(None)  # the transfer has its own stall timer
-        self._transfer = Transfer(channel, self.clock, self.transfer_timeout)
+        self._idle(False)  # the transfer has its own stall timer
+        self._transfer = Transfer(channel, self._clock, self._timeout)
         return self._transfer
 
     def _end(self, transfer: Transfer) -> None:
         transfer.stop()
         if self._transfer is transfer:
             self._transfer = None
-        if not self._lost:
-            self.setTimeout(self.timeOut)
-
-    def _abort_transfer(self, why: str) -> bool:
-        """End the running transfer (or the wait for its connection); True if there was one."""
-        if self._transfer is not None:
-            self._transfer.cancel(why)
-            return True
-        if self.data.stop_waiting(why):
-            return self._busy
-        return False
+        self._idle(True)
 
     def ftp_ABOR(self):
         aborted, self._aborted = self._aborted, False
-        self.data.reset()
+        self._data.reset()
         if aborted:
             return 226, "Abort successful."
         return 225, "No transfer to abort."

@@ -9,11 +9,17 @@ import fnmatch
 import re
 import stat
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...core.files import Entry, EntryBatches
 from ...errors import NotFound
 from .shell import segments
 from .transfer import ReadFile
+
+if TYPE_CHECKING:
+    from .commands import FileCommands
+    from .data import DataChannels, Transfers
 
 GLOB = re.compile(r"[*?\[]")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -184,10 +190,31 @@ def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], f
 
 
 class Listings:
-    """LIST, NLST, MLSD and MLST for FTPSession (over the data connection, see data.py).
-
-    State: `_mlst_facts` (the facts OPTS MLST chose).
+    """LIST, NLST, MLSD and MLST of one signed-in FTP session: the entries of its
+    FileCommands (`files`), sent over a data connection of its DataChannels (`data`)
+    by its Transfers (`transfers`). The facts MLSD and MLST give are the session's
+    (`facts`, chosen by OPTS MLST, before or after the sign-in); `reply` and
+    `reply_lines` answer on the control connection.
     """
+
+    def __init__(
+        self,
+        files: FileCommands,
+        data: DataChannels,
+        transfers: Transfers,
+        clock,
+        *,
+        facts: Callable[[], tuple[str, ...]],
+        reply: Callable[[int, str], None],
+        reply_lines: Callable[[int, str, list[str], str], None],
+    ):
+        self._files = files
+        self._data = data
+        self._transfers = transfers
+        self._clock = clock
+        self._facts = facts
+        self._reply = reply
+        self._reply_lines = reply_lines
 
     @staticmethod
     def _strip_options(arg: str) -> str:
@@ -199,9 +226,9 @@ class Listings:
     async def _entries(self, arg: str, glob_ok: bool = True) -> tuple[str, EntryBatches]:
         """(what, the entries in name order) for a LIST/NLST/MLSD argument; what the
         argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
-        target = self.files.resolve(arg or self.files.cwd)
+        target = self._files.resolve(arg or self._files.cwd)
         parts = segments(target)
-        shell = self.shell  # a lost connection sets self.shell to None while we wait
+        shell = self._files.shell
         try:
             kind, size, mode, mtime = await shell.stat(parts, ("kind", "size", "mode", "modified"))
         except NotFound:
@@ -221,21 +248,23 @@ class Listings:
         return "dir", await shell.list_in_order(parts)
 
     async def ftp_LIST(self, arg=""):
-        self.data.need()
-        async with self.data.command():
+        self._data.need()
+        async with self._data.command():
             path = self._strip_options(arg)
             options = arg[: len(arg) - len(path)]
             if re.search(r"(^|\s)-\w*d", options):  # ls -d: the folder itself, not what is in it
-                target = self.files.resolve(path or self.files.cwd)
-                kind, size, mode, mtime = await self.shell.stat(segments(target), ("kind", "size", "mode", "modified"))
+                target = self._files.resolve(path or self._files.cwd)
+                kind, size, mode, mtime = await self._files.shell.stat(
+                    segments(target), ("kind", "size", "mode", "modified")
+                )
                 entries = EntryBatches.of([Entry(path or ".", kind, size, mtime, mtime, mode)])
             else:
                 _, entries = await self._entries(path)
-            return await self._send_listing(entries, LsLines(self.clock.seconds()))
+            return await self._send_listing(entries, LsLines(self._clock.seconds()))
 
     async def ftp_NLST(self, arg=""):
-        self.data.need()
-        async with self.data.command():
+        self._data.need()
+        async with self._data.command():
             arg = self._strip_options(arg)
             what, entries = await self._entries(arg)
             # A pattern's matches are paths, as the shell expands them: "sub/*.txt" gives
@@ -248,21 +277,21 @@ class Listings:
             return await self._send_listing(entries, names)
 
     async def ftp_MLSD(self, arg=""):
-        self.data.need()
-        async with self.data.command():
-            perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
+        self._data.need()
+        async with self._data.command():
+            perms = self._files.shell.permissions()
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":
                 entries.close()
                 return 501, f"{arg} is not a folder."
-            return await self._send_listing(entries, Facts(perms, self._mlst_facts).lines)
+            return await self._send_listing(entries, Facts(perms, self._facts()).lines)
 
     async def ftp_MLST(self, arg=""):
-        target = self.files.resolve(arg or self.files.cwd)
-        perms = self.shell.permissions()  # before awaiting: a lost connection takes the shell away
-        kind, size, mtime = await self.shell.stat(segments(target), ("kind", "size", "modified"))
-        facts = mlst_facts(kind, size, mtime, perms, self._mlst_facts)
-        self.reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
+        target = self._files.resolve(arg or self._files.cwd)
+        perms = self._files.shell.permissions()
+        kind, size, mtime = await self._files.shell.stat(segments(target), ("kind", "size", "modified"))
+        facts = mlst_facts(kind, size, mtime, perms, self._facts())
+        self._reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
         return None
 
     async def _send_listing(self, entries: EntryBatches, lines):
@@ -270,8 +299,8 @@ class Listings:
         run where the batch is read: off the reactor), each batch as soon as it is read
         while the next one is read."""
         try:
-            self.reply_code(150, "Here comes the listing.")
-            await self._send(ReadFile(ListingReader(entries.shaped(lines))))
+            self._reply(150, "Here comes the listing.")
+            await self._transfers.send(ReadFile(ListingReader(entries.shaped(lines))))
         finally:
             entries.close()
         return 226, "Listing sent."

@@ -1,15 +1,19 @@
 """The FTP control connection: twisted's FTP protocol interpreter, changed where
-it must be for a confined, multi-tenant server. FTPSession is put together from
-one class per part of the protocol:
+it must be for a confined, multi-tenant server. The session holds its parts, each
+an object that owns its state and answers its commands (the interpreter asks them
+in turn for a command's ftp_ method), each handed only what it needs of the others:
 
-- signin.py: admission, USER/PASS and the login grace, FTPS (AUTH, PBSZ, PROT, CCC);
-- commands.py: the file commands (CWD, MKD, RMD, DELE, RNFR/RNTO, SIZE, MDTM, MFMT)
-  and the informational ones (FEAT, OPTS, HELP, SITE, STAT, QUIT);
-- data.py: data connections (PASV, EPSV, PORT, EPRT) and transfers (REST, RETR,
-  STOR, APPE, ABOR), over transfer.py's data channel;
-- listing.py: LIST, NLST, MLSD, MLST and their line formats.
+- signin.py: admission, USER/PASS and the login grace, AUTH TLS and CCC;
+- data.py: DataChannels, the data connection set-up (PASV, EPSV, PORT, EPRT, PBSZ,
+  PROT), from the connection's start; Transfers, the transfers (REST, RETR, STOR,
+  APPE, ABOR, ALLO) over transfer.py's data channel, from the sign-in;
+- commands.py: FileCommands, the working folder and the file commands (CWD, MKD,
+  RMD, DELE, RNFR/RNTO, SIZE, MDTM, MFMT), from the sign-in;
+- listing.py: Listings, LIST, NLST, MLSD and MLST and their line formats, from the
+  sign-in.
 
-This module holds the connection itself and the interpreter: UTF-8 on the wire
+This module holds the connection itself, the interpreter and the informational
+commands (FEAT, OPTS, HELP, SITE, STAT, QUIT, TYPE): UTF-8 on the wire
 (names round-trip), lines capped, telnet IAC bytes dropped; commands run one at a
 time, but the control connection keeps reading while a transfer runs (ABOR, STAT);
 every reply is one line of printable text or a multi-line reply, and every core
@@ -29,12 +33,13 @@ from twisted.logger import Logger
 from twisted.protocols import ftp
 
 from ..tcp_send import send_now
+from ..tcp_state import peer_has_closed
 from .commands import ALIASES, FEATURES, FileCommands, quote_path
-from .data import CLOSE_GRACE, KEEP_REST, DataChannels, DataConnections
+from .data import CLOSE_GRACE, KEEP_REST, DataChannels, Transfers
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
 from .signin import PinnedContext, SignIn
-from .transfer import Transfer, plain_host
+from .transfer import plain_host
 
 __all__ = ["FTPFactory", "FTPSession", "ls_line", "quote_path"]
 
@@ -65,9 +70,10 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
-    """One FTP control connection. Its parts hold their own state; once signed in,
-    `files` (a FileCommands) has the working folder and the file commands."""
+class FTPSession(SignIn, ftp.FTP):
+    """One FTP control connection. Its parts hold their own state: `data` (a
+    DataChannels) from the connection's start; once signed in, `files` (FileCommands),
+    `transfers` (Transfers) and `listings` (Listings)."""
 
     MAX_LENGTH = MAX_LINE
     PUBLIC_COMMANDS = sorted(PRE_LOGIN)
@@ -85,14 +91,13 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
     def __init__(self):
         self.files: FileCommands | None = None  # from the sign-in
         self.data: DataChannels | None = None  # from connectionMade
+        self.transfers: Transfers | None = None  # from the sign-in
+        self.listings: Listings | None = None  # from the sign-in
         self._queue: deque[bytes] = deque()
         self._busy = False
         self._draining = False
         self._lost = False
         self._control_socket = None  # set by connectionMade
-        self._rest = 0
-        self._transfer: Transfer | None = None
-        self._aborted = False
         self._mlst_facts = MLST_FACTS
         self._command = ""
         self._ticket = None
@@ -116,6 +121,41 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
         )
         super().connectionMade()  # SignIn's: admission
 
+    def _signed_in(self, shell) -> None:
+        """The sign-in succeeded: the parts that work on the profile's files start."""
+        self.files = FileCommands(shell, lambda: self._command)
+        self.transfers = Transfers(
+            self.files,
+            self.data,
+            self.clock,
+            timeout=self.transfer_timeout,
+            reply=self.reply_code,
+            idle=self._watch_idle,
+            client_there=self._client_there,
+        )
+        self.listings = Listings(
+            self.files,
+            self.data,
+            self.transfers,
+            self.clock,
+            facts=lambda: self._mlst_facts,
+            reply=self.reply_code,
+            reply_lines=self.reply_lines,
+        )
+
+    def _watch_idle(self, on: bool) -> None:
+        """The idle timeout on (no transfer runs), or off (one does: it has its own stall timer)."""
+        if not on:
+            self.setTimeout(None)
+        elif not self._lost:
+            self.setTimeout(self.timeOut)
+
+    def _client_there(self) -> bool:
+        """Whether the client is still connected. Asked of the kernel, which has the
+        client's FIN or reset as soon as it comes, not of the reactor, which may
+        deliver that end a turn or a few ms later (data.Transfers' upload commit)."""
+        return not (self._lost or peer_has_closed(self._control_socket))
+
     def connectionLost(self, reason):
         self._lost = True
         self._end_grace()
@@ -124,13 +164,14 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
         if self._ticket is not None:
             self._ticket.close()
         self._queue.clear()
-        self._abort_transfer("The control connection was lost.")
+        if self.transfers is not None:
+            self.transfers.abort("The control connection was lost.")
         self.data.close()
         self.setTimeout(None)
         if self.shell is not None:
             self.shell.logout()
         self.shell = None
-        self.files = None
+        self.files = self.transfers = self.listings = None
 
     def callLater(self, period, func):  # TimeoutMixin: the injected clock
         return self.clock.callLater(period, func)
@@ -201,9 +242,9 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
                 self._hang_up()
                 return
             command = line.strip().upper()
-            if command == b"ABOR":
-                self._aborted = self._abort_transfer("Transfer aborted by the client.") or self._aborted
-            elif command == b"STAT" and self._transfer is not None and not self._queue:
+            if command == b"ABOR" and self.transfers is not None:
+                self.transfers.client_abort()
+            elif command == b"STAT" and self.transfers is not None and self.transfers.running and not self._queue:
                 # RFC 959: STAT during a transfer is answered at once, with its state
                 self._reply_result(self.ftp_STAT())
                 return
@@ -271,10 +312,11 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
 
     def processCommand(self, cmd, *params):
         cmd = ALIASES.get(cmd, cmd)
-        if cmd not in KEEP_REST:
-            self._rest = 0
-        if cmd != "RNTO" and self.files is not None:
-            self.files.forget_rename()  # RNFR not followed by RNTO
+        if self.files is not None:
+            if cmd not in KEEP_REST:
+                self.transfers.forget_rest()
+            if cmd != "RNTO":
+                self.files.forget_rename()  # RNFR not followed by RNTO
         if cmd in PRE_LOGIN:
             pass
         elif self.state in (self.UNAUTH, self.INAUTH):
@@ -290,7 +332,8 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
 
     def _parts(self) -> tuple:
         """Who answers commands: the parts first, then the session itself."""
-        return tuple(part for part in (self.files, self.data, self) if part is not None)
+        parts = (self.files, self.listings, self.transfers, self.data, self)
+        return tuple(part for part in parts if part is not None)
 
     def _owner(self, cmd: str):
         """The part whose ftp_<cmd> answers `cmd`, or None."""
@@ -329,7 +372,7 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
         # (whose every command is refused, 502, as a command not in HELP is)
         answered = {
             name[4:]
-            for part in (FileCommands, DataChannels, type(self))
+            for part in (FileCommands, Listings, Transfers, DataChannels, type(self))
             for name in dir(part)
             if name.startswith("ftp_")
         }
@@ -344,7 +387,7 @@ class FTPSession(SignIn, DataConnections, Listings, ftp.FTP):
         if arg:
             return 502, "STAT with a path is not supported: use LIST or MLST."
         who = self.shell.session.account.profile.username
-        running = f"a {self._command} is" if self._transfer else "no transfer"
+        running = f"a {self._command} is" if self.transfers.running else "no transfer"
         return 211, f"Signed in as {who}; folder {self.files.cwd}; {running} running."
 
     async def ftp_QUIT(self):

@@ -24,7 +24,6 @@ from zope.interface import implementer
 from ...core.auth import TOO_MANY_ATTEMPTS
 from ...errors import ApplianceError, Unavailable
 from ..credentials import PeerCredentials
-from .commands import FileCommands
 from .shell import IFilesShell
 
 log = Logger()
@@ -119,7 +118,8 @@ class SignIn:
         if self._lost or self.disconnected:
             return
         self._queue.clear()
-        self._abort_transfer(message)
+        if self.transfers is not None:
+            self.transfers.abort(message)
         self.reply_code(421, message)
         self._hang_up()
 
@@ -165,7 +165,7 @@ class SignIn:
             return None
         self.shell = shell
         self.logout = logout
-        self.files = FileCommands(shell, lambda: self._command)
+        self._signed_in(shell)
         self.state = self.AUTHED
         self._end_grace()
         return 230, f"Signed in as {username}."
