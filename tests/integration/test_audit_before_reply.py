@@ -81,12 +81,27 @@ def check_held_until_the_row_commits(daemon, username: str, name: str, upload) -
     assert len(uploads_of(daemon, username, f"/{name}")) == 1
 
 
-def test_sftp_close_waits_for_the_audit_row(daemon):
-    daemon.add_profile("held-sftp")
+@contextlib.contextmanager
+def ssh_session(daemon, username: str):
+    """A paramiko transport signed in as `username` (its password), closed at the end."""
     sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
     transport = paramiko.Transport(sock)
     try:
-        transport.connect(username="held-sftp", password=PASSWORD)
+        transport.connect(username=username, password=PASSWORD)
+        yield transport
+    finally:
+        transport.close()
+
+
+def open_channel(transport):
+    channel = transport.open_session(timeout=TIMEOUT)
+    channel.settimeout(TIMEOUT)
+    return channel
+
+
+def test_sftp_close_waits_for_the_audit_row(daemon):
+    daemon.add_profile("held-sftp")
+    with ssh_session(daemon, "held-sftp") as transport:
         client = paramiko.SFTPClient.from_transport(transport)
         client.get_channel().settimeout(TIMEOUT)
 
@@ -95,8 +110,6 @@ def test_sftp_close_waits_for_the_audit_row(daemon):
                 f.write(b"x" * 4096)  # the CLOSE's status is the final one
 
         check_held_until_the_row_commits(daemon, "held-sftp", "one.bin", upload)
-    finally:
-        transport.close()
 
 
 def test_ftp_226_waits_for_the_audit_row(daemon):
@@ -135,12 +148,8 @@ def test_an_sftp_download_is_answered_before_its_row_and_the_session_ends_after_
     data = os.urandom(5000)
     daemon.home("held-get").mkdir(parents=True, exist_ok=True)
     (daemon.home("held-get") / "report.bin").write_bytes(data)
-    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
-    transport = paramiko.Transport(sock)
-    try:
-        transport.connect(username="held-get", password=PASSWORD)
-        channel = transport.open_session(timeout=TIMEOUT)
-        channel.settimeout(TIMEOUT)
+    with ssh_session(daemon, "held-get") as transport:
+        channel = open_channel(transport)
         channel.invoke_subsystem("sftp")
         raw = RawSftp(channel)
         with database_write_lock(daemon):
@@ -156,8 +165,6 @@ def test_an_sftp_download_is_answered_before_its_row_and_the_session_ends_after_
             assert (kind, body[:4]) == (101, u32(0)), body  # STATUS OK
             assert downloads_of(daemon, "held-get") == []
         wait_for(lambda: downloads_of(daemon, "held-get") == [("/report.bin", len(data))])
-    finally:
-        transport.close()
 
     # OpenSSH's sftp ends only when the session does: after the row. Its commands come
     # on stdin once it has signed in (the sign-in's own row needs the database)
@@ -219,12 +226,8 @@ def test_an_scp_download_goes_on_before_its_rows_and_the_exit_waits_for_them(dae
     files = {"a.bin": os.urandom(3000), "b.bin": os.urandom(4000)}
     for name, data in files.items():
         (home / name).write_bytes(data)
-    sock = socket.create_connection(("127.0.0.1", daemon.sftp_port), timeout=TIMEOUT)
-    transport = paramiko.Transport(sock)
-    try:
-        transport.connect(username="held-scp", password=PASSWORD)
-        channel = transport.open_session(timeout=TIMEOUT)
-        channel.settimeout(TIMEOUT)
+    with ssh_session(daemon, "held-scp") as transport:
+        channel = open_channel(transport)
         with database_write_lock(daemon):
             channel.exec_command("scp -f a.bin b.bin")
             channel.sendall(b"\0")  # ready
@@ -241,8 +244,6 @@ def test_an_scp_download_goes_on_before_its_rows_and_the_exit_waits_for_them(dae
         wait_for(channel.exit_status_ready)
         assert channel.recv_exit_status() == 0
         assert sorted(downloads_of(daemon, "held-scp")) == [(f"/{name}", len(data)) for name, data in files.items()]
-    finally:
-        transport.close()
 
 
 def _line(channel) -> bytes:
