@@ -188,6 +188,17 @@ def loopback_connection() -> tuple[socket.socket, socket.socket]:
     return server, client
 
 
+def recv_exactly(conn, size: int) -> bytes:
+    """`size` bytes from a socket or an SSH channel (its own timeout applies); the
+    connection's end before them fails the test, naming what had come."""
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        assert chunk, f"the connection ended after {len(data)} of {size} bytes: {data[-200:]!r}"
+        data += chunk
+    return data
+
+
 def wait_for(condition, timeout: float = 30) -> None:
     """Poll `condition` until it holds; TimeoutError after `timeout` seconds."""
     deadline = time.monotonic() + timeout

@@ -19,7 +19,7 @@ from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 
 from appliance.frontends.tcp_send import send_now
 
-from ..helpers import loopback_connection
+from ..helpers import loopback_connection, recv_exactly
 
 
 class RecordingFdSet:
@@ -59,12 +59,7 @@ def pair():
 
 def received(client: socket.socket, size: int) -> bytes:
     client.settimeout(10)
-    data = b""
-    while len(data) < size:
-        chunk = client.recv(size - len(data))
-        assert chunk, f"the connection ended after {len(data)} of {size} bytes"
-        data += chunk
-    return data
+    return recv_exactly(client, size)
 
 
 def drain(transport, fdset) -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from ..api_client import signed_in
 from ..frontends.sftp_client import OPTIONS, RawSftp, auth_options, string, u32, u64
-from ..helpers import wait_for
+from ..helpers import recv_exactly, wait_for
 
 PASSWORD = "user-password-1"
 TIMEOUT = 60
@@ -234,7 +234,7 @@ def test_an_scp_download_goes_on_before_its_rows_and_the_exit_waits_for_them(dae
             for name, data in files.items():
                 assert _line(channel) == b"C0644 %d %s\n" % (len(data), name.encode())
                 channel.sendall(b"\0")
-                assert _exactly(channel, len(data) + 1) == data + b"\0"
+                assert recv_exactly(channel, len(data) + 1) == data + b"\0"
                 channel.sendall(b"\0")
             channel.shutdown_write()
             with pytest.raises(socket.timeout):
@@ -249,14 +249,5 @@ def test_an_scp_download_goes_on_before_its_rows_and_the_exit_waits_for_them(dae
 def _line(channel) -> bytes:
     line = b""
     while not line.endswith(b"\n"):
-        line += _exactly(channel, 1)
+        line += recv_exactly(channel, 1)
     return line
-
-
-def _exactly(channel, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = channel.recv(size - len(data))
-        assert chunk, f"the channel closed after {data!r}"
-        data += chunk
-    return data
