@@ -22,7 +22,6 @@ from __future__ import annotations
 import ipaddress
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from twisted.internet import defer, error, protocol
 from twisted.internet.interfaces import IConnector, IListeningPort
@@ -33,10 +32,7 @@ from ...core.tls import resumes
 from ...deferreds import spawn
 from ...errors import ClientGone
 from .errors import BadArgument, DataConnectionFailed, DataConnectionRefused, TransferAborted, ftp_reply
-from .shell import segments
-
-if TYPE_CHECKING:
-    from .commands import FileCommands
+from .shell import CoreShell, segments
 from .transfer import (
     DataChannelFactory,
     ReadFile,
@@ -89,8 +85,8 @@ def _stop_listening(port) -> None:
 
 class Transfers:
     """The transfer commands of one signed-in FTP session (REST, RETR, STOR, APPE,
-    ABOR, ALLO), over the data connections of its DataChannels (`data`) and the files
-    of its FileCommands (`files`).
+    ABOR, ALLO), over the data connections of its DataChannels (`data`), on the
+    profile's files (`shell`, at the paths `resolve` makes: FileCommands.resolve).
 
     It owns REST's offset, the running transfer and whether an ABOR came during it.
     What it needs of the control connection is handed in: `reply` (a reply line, for
@@ -102,7 +98,8 @@ class Transfers:
 
     def __init__(
         self,
-        files: FileCommands,
+        shell: CoreShell,
+        resolve: Callable[[str], str],
         data: DataChannels,
         clock,
         *,
@@ -111,7 +108,8 @@ class Transfers:
         idle: Callable[[bool], None],
         client_there: Callable[[], bool],
     ):
-        self._files = files
+        self._shell = shell
+        self._resolve = resolve
         self._data = data
         self._clock = clock
         self._timeout = timeout
@@ -157,8 +155,8 @@ class Transfers:
         rest, self._rest = self._rest, 0  # used up by this RETR, even a refused one
         self._data.need()
         async with self._data.command():
-            target = self._files.resolve(path)
-            source = await self._files.shell.openForReading(segments(target))
+            target = self._resolve(path)
+            source = await self._shell.openForReading(segments(target))
             sent = None
             try:
                 if rest > source.size:
@@ -190,8 +188,8 @@ class Transfers:
             return await self._receive(path, rest, append=True)
 
     async def _receive(self, path: str, rest: int, append: bool):
-        target = self._files.resolve(path)
-        upload = await self._files.shell.openForWriting(segments(target), resume=append or rest > 0)
+        target = self._resolve(path)
+        upload = await self._shell.openForWriting(segments(target), resume=append or rest > 0)
         committed = False
         try:
             offset = upload.size if append else rest

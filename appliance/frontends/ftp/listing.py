@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 
 from ...core.files import Entry, EntryBatches
 from ...errors import NotFound
-from .shell import segments
+from .shell import CoreShell, segments
 from .transfer import ReadFile
 
 if TYPE_CHECKING:
-    from .commands import FileCommands
     from .data import DataChannels, Transfers
 
 GLOB = re.compile(r"[*?\[]")
@@ -190,16 +189,19 @@ def mlst_facts(name_kind: str, size: int, mtime: float, perms: frozenset[str], f
 
 
 class Listings:
-    """LIST, NLST, MLSD and MLST of one signed-in FTP session: the entries of its
-    FileCommands (`files`), sent over a data connection of its DataChannels (`data`)
-    by its Transfers (`transfers`). The facts MLSD and MLST give are the session's
+    """LIST, NLST, MLSD and MLST of one signed-in FTP session: the profile's entries
+    (`shell`, at the paths `resolve` makes from the working folder `cwd`, both
+    FileCommands'), sent over a data connection of its DataChannels (`data`) by its
+    Transfers (`transfers`). The facts MLSD and MLST give are the session's
     (`facts`, chosen by OPTS MLST, before or after the sign-in); `reply` and
     `reply_lines` answer on the control connection.
     """
 
     def __init__(
         self,
-        files: FileCommands,
+        shell: CoreShell,
+        resolve: Callable[[str], str],
+        cwd: Callable[[], str],
         data: DataChannels,
         transfers: Transfers,
         clock,
@@ -208,7 +210,9 @@ class Listings:
         reply: Callable[[int, str], None],
         reply_lines: Callable[[int, str, list[str], str], None],
     ):
-        self._files = files
+        self._shell = shell
+        self._resolve = resolve
+        self._cwd = cwd
         self._data = data
         self._transfers = transfers
         self._clock = clock
@@ -226,9 +230,9 @@ class Listings:
     async def _entries(self, arg: str, glob_ok: bool = True) -> tuple[str, EntryBatches]:
         """(what, the entries in name order) for a LIST/NLST/MLSD argument; what the
         argument named: "dir", "file" or "glob" (a pattern matched in its folder)."""
-        target = self._files.resolve(arg or self._files.cwd)
+        target = self._resolve(arg or self._cwd())
         parts = segments(target)
-        shell = self._files.shell
+        shell = self._shell
         try:
             kind, size, mode, mtime = await shell.stat(parts, ("kind", "size", "mode", "modified"))
         except NotFound:
@@ -253,10 +257,8 @@ class Listings:
             path = self._strip_options(arg)
             options = arg[: len(arg) - len(path)]
             if re.search(r"(^|\s)-\w*d", options):  # ls -d: the folder itself, not what is in it
-                target = self._files.resolve(path or self._files.cwd)
-                kind, size, mode, mtime = await self._files.shell.stat(
-                    segments(target), ("kind", "size", "mode", "modified")
-                )
+                target = self._resolve(path or self._cwd())
+                kind, size, mode, mtime = await self._shell.stat(segments(target), ("kind", "size", "mode", "modified"))
                 entries = EntryBatches.of([Entry(path or ".", kind, size, mtime, mtime, mode)])
             else:
                 _, entries = await self._entries(path)
@@ -279,7 +281,7 @@ class Listings:
     async def ftp_MLSD(self, arg=""):
         self._data.need()
         async with self._data.command():
-            perms = self._files.shell.permissions()
+            perms = self._shell.permissions()
             what, entries = await self._entries(arg, glob_ok=False)
             if what != "dir":
                 entries.close()
@@ -287,9 +289,9 @@ class Listings:
             return await self._send_listing(entries, Facts(perms, self._facts()).lines)
 
     async def ftp_MLST(self, arg=""):
-        target = self._files.resolve(arg or self._files.cwd)
-        perms = self._files.shell.permissions()
-        kind, size, mtime = await self._files.shell.stat(segments(target), ("kind", "size", "modified"))
+        target = self._resolve(arg or self._cwd())
+        perms = self._shell.permissions()
+        kind, size, mtime = await self._shell.stat(segments(target), ("kind", "size", "modified"))
         facts = mlst_facts(kind, size, mtime, perms, self._facts())
         self._reply_lines(250, f"Listing {target}", [f"{facts} {target}"], "End.")
         return None

@@ -26,9 +26,11 @@ import functools
 import inspect
 import math
 import re
+import socket
 from collections import deque
 
 from twisted.internet import defer
+from twisted.internet.interfaces import ITLSTransport
 from twisted.logger import Logger
 from twisted.protocols import ftp
 
@@ -38,7 +40,7 @@ from .commands import ALIASES, FEATURES, FileCommands, quote_path
 from .data import CLOSE_GRACE, KEEP_REST, DataChannels, Transfers
 from .errors import BadArgument, ftp_reply
 from .listing import MLST_FACTS, Listings, ls_line
-from .signin import PinnedContext, SignIn
+from .signin import SignIn
 from .transfer import plain_host
 
 __all__ = ["FTPFactory", "FTPSession", "ls_line", "quote_path"]
@@ -70,7 +72,7 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class FTPSession(SignIn, ftp.FTP):
+class FTPSession(ftp.FTP):
     """One FTP control connection. Its parts hold their own state: `data` (a
     DataChannels) from the connection's start; once signed in, `files` (FileCommands),
     `transfers` (Transfers) and `listings` (Listings)."""
@@ -89,6 +91,7 @@ class FTPSession(SignIn, ftp.FTP):
     login_grace = 60  # [ftp] login_grace_time: seconds to sign in before 421 and the connection closed
 
     def __init__(self):
+        self.signin: SignIn | None = None  # from connectionMade
         self.files: FileCommands | None = None  # from the sign-in
         self.data: DataChannels | None = None  # from connectionMade
         self.transfers: Transfers | None = None  # from the sign-in
@@ -100,32 +103,67 @@ class FTPSession(SignIn, ftp.FTP):
         self._control_socket = None  # set by connectionMade
         self._mlst_facts = MLST_FACTS
         self._command = ""
-        self._ticket = None
-        self._tls: PinnedContext | None = None  # set by AUTH TLS
         self._hang_up_timer = None
-        self._grace = None  # until the sign-in: the connection closes when it runs out
-        self._username = ""  # USER's, for PASS
         self._local: str | None = None  # the control connection's own address, once asked
 
     # -- connection ------------------------------------------------------------------
 
     def connectionMade(self):
+        try:
+            self.transport.setTcpNoDelay(True)  # replies are small and wait for the client
+        except (AttributeError, OSError):
+            pass
+        # the control connection's socket (before AUTH TLS replaces getHandle): whether
+        # the client is still there is asked of it when an upload ends (_client_there)
+        self._control_socket = getattr(self.transport, "getHandle", lambda: None)()
+        try:
+            # Urgent data stays in the stream. Clients send ABOR (or the Telnet DM before
+            # it) as urgent data; without this the kernel takes that byte out, and for
+            # Python's ftplib, which sends "ABOR\r\n" so, it is the line's LF: the ABOR
+            # never ended and the transfer ran on until its stall timeout.
+            self._control_socket.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
+        except (AttributeError, OSError):
+            pass
+        peer = self._peer_host()
         self.data = DataChannels(
             self.clock,
             ports=self.passivePortRange,
             masquerade=self.masquerade,
-            peer_host=self._peer_host(),
+            peer_host=peer,
             local_host=self._local_host,
             control_tls=self._control_tls,
             require_tls_session_reuse=self.require_tls_session_reuse,
         )
-        super().connectionMade()  # SignIn's: admission
+        self.signin = SignIn(
+            self.clock,
+            self.portal,
+            peer_host=peer,
+            admission=self.admission,
+            tls=self.tls,
+            require_tls=self.require_tls,
+            login_grace=self.login_grace,
+            reply=self.reply_code,
+            close=self._close,
+            start_tls=self._start_tls,
+            secure_data=self.data.secure,
+            signed_in=self._signed_in,
+            ended=self._ended,
+            can_start_tls=lambda: ITLSTransport.providedBy(self.transport),
+        )
+        if self.signin.admit(self.factory.welcomeMessage):
+            self.setTimeout(self.timeOut)
 
-    def _signed_in(self, shell) -> None:
-        """The sign-in succeeded: the parts that work on the profile's files start."""
+    def _signed_in(self, shell, logout) -> bool:
+        """The sign-in succeeded: the parts that work on the profile's files start
+        (False, and the shell let go, if the connection was lost meanwhile)."""
+        if self._lost:
+            logout()
+            return False
+        self.shell = shell
         self.files = FileCommands(shell, lambda: self._command)
         self.transfers = Transfers(
-            self.files,
+            shell,
+            self.files.resolve,
             self.data,
             self.clock,
             timeout=self.transfer_timeout,
@@ -134,7 +172,9 @@ class FTPSession(SignIn, ftp.FTP):
             client_there=self._client_there,
         )
         self.listings = Listings(
-            self.files,
+            shell,
+            self.files.resolve,
+            lambda: self.files.cwd,
             self.data,
             self.transfers,
             self.clock,
@@ -142,6 +182,32 @@ class FTPSession(SignIn, ftp.FTP):
             reply=self.reply_code,
             reply_lines=self.reply_lines,
         )
+        return True
+
+    def _start_tls(self, context) -> bytes:
+        """Start TLS on the control connection (AUTH TLS): what was read ahead of the
+        handshake, sent in plain text, is dropped and returned."""
+        ahead = self.clearLineBuffer() + b"".join(self._queue)
+        self._queue.clear()
+        self.transport.startTLS(context)
+        return ahead
+
+    def _close(self, code: int, text: str) -> None:
+        """A last reply, then the connection closes (commands waiting are dropped)."""
+        if self._lost or self.disconnected:
+            return
+        self._queue.clear()
+        self.reply_code(code, text)
+        self._hang_up()
+
+    def _ended(self, message: str) -> None:
+        """The core ends this session (say, the profile was deactivated): a transfer in
+        flight is aborted (an upload is not saved), then 421 with the reason."""
+        if self._lost or self.disconnected:
+            return
+        if self.transfers is not None:
+            self.transfers.abort(message)
+        self._close(421, message)
 
     def _watch_idle(self, on: bool) -> None:
         """The idle timeout on (no transfer runs), or off (one does: it has its own stall timer)."""
@@ -158,11 +224,9 @@ class FTPSession(SignIn, ftp.FTP):
 
     def connectionLost(self, reason):
         self._lost = True
-        self._end_grace()
+        self.signin.connection_lost()
         if self._hang_up_timer is not None and self._hang_up_timer.active():
             self._hang_up_timer.cancel()
-        if self._ticket is not None:
-            self._ticket.close()
         self._queue.clear()
         if self.transfers is not None:
             self.transfers.abort("The control connection was lost.")
@@ -191,7 +255,7 @@ class FTPSession(SignIn, ftp.FTP):
         stalled handshake never allows): drop the connection after CLOSE_GRACE."""
         self.disconnected = True
         self.transport.loseConnection()
-        if self._tls is not None and self._hang_up_timer is None and not self._lost:
+        if self.signin.secure and self._hang_up_timer is None and not self._lost:
             self._hang_up_timer = self.clock.callLater(CLOSE_GRACE, self._drop)
 
     def _drop(self) -> None:
@@ -319,7 +383,7 @@ class FTPSession(SignIn, ftp.FTP):
                 self.files.forget_rename()  # RNFR not followed by RNTO
         if cmd in PRE_LOGIN:
             pass
-        elif self.state in (self.UNAUTH, self.INAUTH):
+        elif not self.signin.signed_in:
             return 530, "Please sign in with USER and PASS."
         owner = self._owner(cmd) if cmd.isalpha() else None
         if owner is None:
@@ -332,7 +396,7 @@ class FTPSession(SignIn, ftp.FTP):
 
     def _parts(self) -> tuple:
         """Who answers commands: the parts first, then the session itself."""
-        parts = (self.files, self.listings, self.transfers, self.data, self)
+        parts = (self.signin, self.files, self.listings, self.transfers, self.data, self)
         return tuple(part for part in parts if part is not None)
 
     def _owner(self, cmd: str):
@@ -372,7 +436,7 @@ class FTPSession(SignIn, ftp.FTP):
         # (whose every command is refused, 502, as a command not in HELP is)
         answered = {
             name[4:]
-            for part in (FileCommands, Listings, Transfers, DataChannels, type(self))
+            for part in (SignIn, FileCommands, Listings, Transfers, DataChannels, type(self))
             for name in dir(part)
             if name.startswith("ftp_")
         }

@@ -14,10 +14,10 @@ explicit FTPS on the control connection (RFC 4217: AUTH, CCC; data.py has PBSZ a
 
 from __future__ import annotations
 
-import socket
+from collections.abc import Callable
 
 from twisted.internet import defer
-from twisted.internet.interfaces import IOpenSSLContextFactory, ITLSTransport
+from twisted.internet.interfaces import IOpenSSLContextFactory
 from twisted.logger import Logger
 from zope.interface import implementer
 
@@ -47,59 +47,98 @@ class PinnedContext:
 
 
 class SignIn:
-    """Admission, USER/PASS and FTPS for FTPSession.
+    """The sign-in of one FTP control connection: admission as it connects, USER and
+    PASS with the core's bound on refused sign-ins (the ticket's), the login grace,
+    and TLS on the control connection (AUTH TLS, CCC).
 
-    State (set in FTPSession.__init__): `_ticket` (the core's connection ticket),
-    `_grace` (the login grace timer), `_username` (USER's) and
-    `_tls` (the PinnedContext once AUTH TLS ran, handed to the data connections).
+    It owns the core's connection ticket, the grace timer, USER's name until PASS,
+    whether the client signed in, and the connection's TLS context. What it does to
+    the connection is handed in as calls: `reply` (a reply line), `close` (a last
+    reply, then the connection closes; nothing if it is closed already),
+    `can_start_tls` (whether the connection's transport can), `start_tls` (start TLS
+    on the connection with a context, dropping what was read ahead; the bytes
+    dropped), `secure_data` (the context and PROT level for data connections),
+    `signed_in` (the profile's shell and logout: the session's parts start; False if
+    the connection is gone meanwhile) and `ended` (the core ends the session).
     """
+
+    def __init__(
+        self,
+        clock,
+        portal,
+        *,
+        peer_host: str,
+        admission,
+        tls,
+        require_tls: bool,
+        login_grace: float,
+        reply: Callable[[int, str], None],
+        close: Callable[[int, str], None],
+        start_tls: Callable[[PinnedContext], bytes],
+        secure_data: Callable[[PinnedContext, str], None],
+        signed_in: Callable[[object, Callable[[], None]], bool],
+        ended: Callable[[str], None],
+        can_start_tls: Callable[[], bool],
+    ):
+        self._clock = clock
+        self._portal = portal
+        self._peer = peer_host
+        self._admission = admission  # core.signin: admit(address, protocol, drop=, end=) -> ticket, or ApplianceError
+        self._tls_source = tls  # the appliance's TLS context factory (core.tls), or None: no AUTH TLS
+        self._require_tls = require_tls
+        self._login_grace = login_grace
+        self._reply = reply
+        self._close = close
+        self._start_tls = start_tls
+        self._secure_data = secure_data
+        self._on_signed_in = signed_in
+        self._ended = ended
+        self._can_start_tls = can_start_tls
+        self._ticket = None
+        self._grace = None  # until the sign-in: the connection closes when it runs out
+        self._username: str | None = None  # USER's, until PASS
+        self._signed_in = False
+        self._tls: PinnedContext | None = None  # set by AUTH TLS
+
+    @property
+    def signed_in(self) -> bool:
+        return self._signed_in
+
+    @property
+    def secure(self) -> bool:
+        """The control connection is in TLS (AUTH TLS ran)."""
+        return self._tls is not None
 
     # -- admission ---------------------------------------------------------------------
 
-    def connectionMade(self):
-        self.state = self.UNAUTH
-        try:
-            self.transport.setTcpNoDelay(True)  # replies are small and wait for the client
-        except (AttributeError, OSError):
-            pass
-        # the control connection's socket (before AUTH TLS replaces getHandle): whether
-        # the client is still there is asked of it when an upload ends (data.py)
-        self._control_socket = getattr(self.transport, "getHandle", lambda: None)()
-        try:
-            # Urgent data stays in the stream. Clients send ABOR (or the Telnet DM before
-            # it) as urgent data; without this the kernel takes that byte out, and for
-            # Python's ftplib, which sends "ABOR\r\n" so, it is the line's LF: the ABOR
-            # never ended and the transfer ran on until its stall timeout.
-            self._control_socket.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
-        except (AttributeError, OSError):
-            pass
-        address = self._peer_host()
+    def admit(self, welcome: str) -> bool:
+        """The client connected: refused (421, False) if the core says so, else welcomed
+        (220) with the login grace started."""
         # A banned address costs no password check: refused as it connects (core.signin.admit).
-        refusal = None
-        if self.admission is not None:
+        if self._admission is not None:
             try:
-                self._ticket = self.admission.admit(address, "ftp", drop=self._evicted, end=self._ended)
+                self._ticket = self._admission.admit(self._peer, "ftp", drop=self._evicted, end=self._ended)
             except ApplianceError as e:
-                refusal = str(e)
-        if refusal is not None:
-            self.reply_code(421, refusal)
-            self._hang_up()
-            return
-        self.setTimeout(self.timeOut)
+                self._close(421, str(e))
+                return False
         # the idle timeout restarts with every command: a client that never signs in
         # (USER after USER, NOOP) would otherwise hold a sign-in slot for ever
-        self._grace = self.clock.callLater(self.login_grace, self._grace_over)
-        self.reply_code(220, self.factory.welcomeMessage)
+        self._grace = self._clock.callLater(self._login_grace, self._grace_over)
+        self._reply(220, welcome)
+        return True
+
+    def connection_lost(self) -> None:
+        self._end_grace()
+        if self._ticket is not None:
+            self._ticket.close()
 
     def _grace_over(self) -> None:
         self._grace = None
-        if self._lost or self.disconnected or self.state == self.AUTHED:
+        if self._signed_in:
             return
-        self._queue.clear()
-        self.reply_code(
-            421, f"Not signed in within {self.login_grace} seconds: closing the connection. Connect again and sign in."
+        self._close(
+            421, f"Not signed in within {self._login_grace} seconds: closing the connection. Connect again and sign in."
         )
-        self._hang_up()
 
     def _end_grace(self) -> None:
         if self._grace is not None and self._grace.active():
@@ -108,65 +147,45 @@ class SignIn:
 
     def _evicted(self) -> None:
         """A full sign-in pool makes room for a newcomer from a quieter address."""
-        if not self._lost and not self.disconnected:
-            self.reply_code(421, "Too many connections are signing in from your address; try again shortly.")
-            self._hang_up()
-
-    def _ended(self, message: str) -> None:
-        """The core ends this session (say, the profile was deactivated): a transfer in
-        flight is aborted (an upload is not saved), then 421 with the reason."""
-        if self._lost or self.disconnected:
-            return
-        self._queue.clear()
-        if self.transfers is not None:
-            self.transfers.abort(message)
-        self.reply_code(421, message)
-        self._hang_up()
+        self._close(421, "Too many connections are signing in from your address; try again shortly.")
 
     # -- sign-in (RFC 959 4.1.1) -----------------------------------------------------------
 
     def ftp_USER(self, username):
-        if self.state == self.AUTHED:
+        if self._signed_in:
             return 503, "Already signed in; open a new connection to sign in as someone else."
         if not username.strip():
             return 501, "USER needs a username."
-        if self.require_tls and self._tls is None:
+        if self._require_tls and self._tls is None:
             return 530, TLS_REQUIRED
         self._username = username
-        self.state = self.INAUTH
         return 331, f"Password required for {username}."
 
     def ftp_PASS(self, password=""):
-        if self.state == self.AUTHED:
+        if self._signed_in:
             return 503, "Already signed in."
-        if self.state != self.INAUTH:
+        if self._username is None:
             return 503, "Send USER first."
-        return defer.Deferred.fromCoroutine(self._login(self._username, password))
+        username, self._username = self._username, None
+        return defer.Deferred.fromCoroutine(self._login(username, password))
 
     async def _login(self, username: str, password: str):
-        self.state = self.UNAUTH
-        address = self._peer_host()
+        address = self._peer
         try:
             credentials = PeerCredentials(username, password, address, self._tls is not None, self._ticket)
-            _interface, shell, logout = await self.portal.login(credentials, address, IFilesShell)
+            _interface, shell, logout = await self._portal.login(credentials, address, IFilesShell)
         except ApplianceError as e:
             if isinstance(e, Unavailable):  # not the password's fault (a full data disk): say so, not 530
-                self.reply_code(421, str(e))
-                self._hang_up()
+                self._close(421, str(e))
                 return None
             if self._ticket is not None and self._ticket.sign_in_refused() == 0:
-                self.reply_code(530, str(e))
-                self.reply_code(421, TOO_MANY_ATTEMPTS)
-                self._hang_up()
+                self._reply(530, str(e))
+                self._close(421, TOO_MANY_ATTEMPTS)
                 return None
             return 530, str(e)
-        if self._lost:
-            logout()
+        if not self._on_signed_in(shell, logout):
             return None
-        self.shell = shell
-        self.logout = logout
-        self._signed_in(shell)
-        self.state = self.AUTHED
+        self._signed_in = True
         self._end_grace()
         return 230, f"Signed in as {username}."
 
@@ -176,31 +195,28 @@ class SignIn:
         name = mechanism.strip().upper()
         if self._tls is not None:
             return 503, "TLS is already on for this connection."
-        if self.state == self.AUTHED:
+        if self._signed_in:
             return 503, "AUTH must come before signing in: open a new connection and send AUTH TLS first."
         if name not in AUTH_MECHANISMS:
             return 504, f"AUTH {name[:20]} is not supported: use AUTH TLS."
-        if self.tls is None or not ITLSTransport.providedBy(self.transport):
+        if self._tls_source is None or not self._can_start_tls():
             return 502, "FTPS is not available on this listener: use SFTP."
-        context = PinnedContext(self.tls.isolated_context())
-        self.reply_code(234, f"AUTH {name} accepted: start the TLS handshake.")
+        context = PinnedContext(self._tls_source.isolated_context())
+        self._reply(234, f"AUTH {name} accepted: start the TLS handshake.")
         # Whatever came after the AUTH line was sent in plain text, before the
         # handshake: a man in the middle could have put it there (as in the STARTTLS
         # injection attacks). Commands after AUTH are read only from inside TLS.
-        ahead = self.clearLineBuffer() + b"".join(self._queue)
-        self._queue.clear()
+        ahead = self._start_tls(context)
         if ahead:
             log.warn(
                 "FTP: dropped {count} bytes sent in plain text after AUTH {name} from {peer}",
                 count=len(ahead),
                 name=name,
-                peer=self._peer_host(),
+                peer=self._peer,
             )
-        self.transport.startTLS(context)
         self._tls = context
-        self.data.secure(context, AUTH_MECHANISMS[name])
-        if self.state == self.INAUTH:
-            self.state = self.UNAUTH  # a USER sent in plain text is forgotten: send it again
+        self._secure_data(context, AUTH_MECHANISMS[name])
+        self._username = None  # a USER sent in plain text is forgotten: send it again
         return None
 
     def ftp_CCC(self):
