@@ -53,6 +53,8 @@ PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "
 # Telnet commands (IAC + a byte) clients put before ABOR; the urgent DM byte of a
 # Synch is dropped by the kernel, which can leave a lone IAC behind.
 IAC = re.compile(rb"\xff[\xf0-\xff]?")
+# The session's parts, each answering its commands (FTPSession._parts).
+PARTS = (SignIn, FileCommands, Listings, Transfers, DataChannels)
 
 
 @functools.cache  # one per command method: inspect.signature costs ~30 us, Signature.bind ~10 us
@@ -73,9 +75,9 @@ def printable(text: str) -> str:
 
 
 class FTPSession(ftp.FTP):
-    """One FTP control connection. Its parts hold their own state: `data` (a
-    DataChannels) from the connection's start; once signed in, `files` (FileCommands),
-    `transfers` (Transfers) and `listings` (Listings)."""
+    """One FTP control connection. Its parts hold their own state: `signin` (SignIn)
+    and `data` (DataChannels) from the connection's start; once signed in, `files`
+    (FileCommands), `transfers` (Transfers) and `listings` (Listings)."""
 
     MAX_LENGTH = MAX_LINE
     PUBLIC_COMMANDS = sorted(PRE_LOGIN)
@@ -92,8 +94,8 @@ class FTPSession(ftp.FTP):
 
     def __init__(self):
         self.signin: SignIn | None = None  # from connectionMade
-        self.files: FileCommands | None = None  # from the sign-in
         self.data: DataChannels | None = None  # from connectionMade
+        self.files: FileCommands | None = None  # from the sign-in
         self.transfers: Transfers | None = None  # from the sign-in
         self.listings: Listings | None = None  # from the sign-in
         self._queue: deque[bytes] = deque()
@@ -395,7 +397,8 @@ class FTPSession(ftp.FTP):
         return method(*params)
 
     def _parts(self) -> tuple:
-        """Who answers commands: the parts first, then the session itself."""
+        """Who answers commands: the parts there are now (in PARTS' order), then the
+        session itself (the informational commands, and twisted's SYST, NOOP, MODE, STRU)."""
         parts = (self.signin, self.files, self.listings, self.transfers, self.data, self)
         return tuple(part for part in parts if part is not None)
 
@@ -434,12 +437,7 @@ class FTPSession(ftp.FTP):
     def ftp_HELP(self, arg=""):
         # what is answered: the ftp_ methods of the parts and their X aliases, less SITE
         # (whose every command is refused, 502, as a command not in HELP is)
-        answered = {
-            name[4:]
-            for part in (SignIn, FileCommands, Listings, Transfers, DataChannels, type(self))
-            for name in dir(part)
-            if name.startswith("ftp_")
-        }
+        answered = {name[4:] for part in (*PARTS, type(self)) for name in dir(part) if name.startswith("ftp_")}
         commands = sorted(answered - {"SITE"} | set(ALIASES))
         self.reply_lines(214, "Commands recognised:", [" ".join(commands)], "Help OK.")
 
