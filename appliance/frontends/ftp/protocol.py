@@ -53,8 +53,10 @@ PRE_LOGIN = frozenset({"USER", "PASS", "QUIT", "FEAT", "OPTS", "SYST", "NOOP", "
 # Telnet commands (IAC + a byte) clients put before ABOR; the urgent DM byte of a
 # Synch is dropped by the kernel, which can leave a lone IAC behind.
 IAC = re.compile(rb"\xff[\xf0-\xff]?")
-# The session's parts, each answering its commands (FTPSession._parts).
-PARTS = (SignIn, FileCommands, Listings, Transfers, DataChannels)
+# The session's parts (the attribute that holds each), each answering its own commands.
+PARTS = {"signin": SignIn, "data": DataChannels, "files": FileCommands, "transfers": Transfers, "listings": Listings}
+# Which part answers a command (the others are the session's own): each command has one.
+ANSWERED_BY = {name[4:]: attr for attr, part in PARTS.items() for name in dir(part) if name.startswith("ftp_")}
 
 
 @functools.cache  # one per command method: inspect.signature costs ~30 us, Signature.bind ~10 us
@@ -396,19 +398,12 @@ class FTPSession(ftp.FTP):
             return 501, f"{cmd}: wrong number of arguments." if params else f"{cmd} needs an argument."
         return method(*params)
 
-    def _parts(self) -> tuple:
-        """Who answers commands: the parts there are now (in PARTS' order), then the
-        session itself (the informational commands, and twisted's SYST, NOOP, MODE, STRU)."""
-        parts = (self.signin, self.files, self.listings, self.transfers, self.data, self)
-        return tuple(part for part in parts if part is not None)
-
     def _owner(self, cmd: str):
-        """The part whose ftp_<cmd> answers `cmd`, or None."""
-        name = "ftp_" + cmd
-        for part in self._parts():
-            if hasattr(part, name):
-                return part
-        return None
+        """Whose ftp_<cmd> answers `cmd`: its part (ANSWERED_BY), else the session itself
+        (the informational commands, and twisted's SYST, NOOP, MODE, STRU); None if none."""
+        attr = ANSWERED_BY.get(cmd)
+        owner = self if attr is None else getattr(self, attr)
+        return owner if owner is not None and hasattr(owner, "ftp_" + cmd) else None
 
     # -- information and the end -----------------------------------------------------------
 
@@ -437,7 +432,7 @@ class FTPSession(ftp.FTP):
     def ftp_HELP(self, arg=""):
         # what is answered: the ftp_ methods of the parts and their X aliases, less SITE
         # (whose every command is refused, 502, as a command not in HELP is)
-        answered = {name[4:] for part in (*PARTS, type(self)) for name in dir(part) if name.startswith("ftp_")}
+        answered = {name[4:] for part in (*PARTS.values(), type(self)) for name in dir(part) if name.startswith("ftp_")}
         commands = sorted(answered - {"SITE"} | set(ALIASES))
         self.reply_lines(214, "Commands recognised:", [" ".join(commands)], "Help OK.")
 
